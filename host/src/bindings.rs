@@ -1,0 +1,19 @@
+//! Host bindings generated from `wit/` (the `mcpbox:plugin` package), the same source the SDK
+//! uses. Exports are called asynchronously so guests run on tokio's threads under epochs.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "plugin",
+    exports: { default: async },
+});
+
+pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
+pub use mcpbox::plugin::{host, types};
+
+/// The names of the interfaces a plugin may export, as they appear in a component's type.
+pub mod export_names {
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.0";
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.0";
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.0";
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.0";
+}

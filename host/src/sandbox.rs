@@ -1,0 +1,304 @@
+//! One call, one sandbox: a fresh `Store` and WASI context per call, built from the call's
+//! grants, with a deadline, a memory limit, captured output and cancellation. Following
+//! wasmtime's `WasiView` pattern, the store's data holds the `WasiCtx`, the `ResourceTable`,
+//! the limits and our per-call context.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::{Instance, InstancePre, ResourceTable};
+use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::bindings::{host, types};
+use crate::guest_io::{GuestOutput, StreamKind};
+use crate::roots::Grant;
+
+/// Limits every call runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Wall time from instantiation to result.
+    pub timeout: Duration,
+    /// Linear memory per instance, in bytes.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout: Duration::from_secs(30), memory_bytes: 256 << 20 }
+    }
+}
+
+/// Log and progress reports of a running guest, for the protocol layer to forward.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuestEvent {
+    Log { level: types::LogLevel, logger: Option<String>, data: serde_json::Value },
+    Progress { progress: f64, total: Option<f64>, message: Option<String> },
+}
+
+/// A guest may send at most this many events per call; more are dropped (and counted in the
+/// host log) so that a chatty plugin cannot grow the host's queues without bound.
+const MAX_EVENTS_PER_CALL: usize = 10_000;
+
+/// Per-call context from the protocol layer.
+#[derive(Clone, Default)]
+pub struct CallScope {
+    pub grants: Arc<[Grant]>,
+    pub cancel: CancellationToken,
+    pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
+}
+
+/// Why a call produced no result. Each variant names the plugin, and maps to one MCP outcome
+/// in the protocol layer (invalid params, a tool result with `isError`, an internal error).
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("plugin `{plugin}` has no {what} `{name}`")]
+    NotFound { plugin: Arc<str>, what: &'static str, name: String },
+    #[error("plugin `{plugin}` rejected the arguments: {message}")]
+    InvalidArguments { plugin: Arc<str>, message: String },
+    #[error("plugin `{plugin}` failed: {message}")]
+    Failed { plugin: Arc<str>, message: String },
+    #[error("plugin `{plugin}` exceeded its time limit of {}", humanize(*limit))]
+    Timeout { plugin: Arc<str>, limit: Duration },
+    #[error("plugin `{plugin}` exceeded its memory limit of {} MiB", limit >> 20)]
+    OutOfMemory { plugin: Arc<str>, limit: usize },
+    #[error("plugin `{plugin}` crashed: {cause}")]
+    Crashed { plugin: Arc<str>, cause: String },
+    #[error("call to plugin `{plugin}` was cancelled")]
+    Cancelled { plugin: Arc<str> },
+    #[error("plugin `{plugin}` returned invalid {what}: {message}")]
+    BadOutput { plugin: Arc<str>, what: &'static str, message: String },
+}
+
+fn humanize(d: Duration) -> String {
+    if d.subsec_millis() == 0 { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
+}
+
+/// Why an epoch check stopped a guest.
+#[derive(Debug, thiserror::Error)]
+enum Interrupt {
+    #[error("deadline reached")]
+    Deadline,
+    #[error("cancelled")]
+    Cancelled,
+}
+
+struct MemoryLimiter {
+    limit: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.limit {
+            // Refuse the growth (memory.grow returns -1) and remember why: the guest usually
+            // aborts next, and the error should say "memory limit", not "unreachable".
+            self.exceeded = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// The data of every call's store.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+    plugin: Arc<str>,
+    scope: CallScope,
+    deadline: Instant,
+    events_sent: usize,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl HostState {
+    fn send(&mut self, event: GuestEvent) {
+        let Some(events) = &self.scope.events else { return };
+        self.events_sent += 1;
+        if self.events_sent <= MAX_EVENTS_PER_CALL {
+            let _ = events.send(event);
+        } else if self.events_sent == MAX_EVENTS_PER_CALL + 1 {
+            tracing::warn!(plugin = %self.plugin, "plugin sent more than {MAX_EVENTS_PER_CALL} log/progress events in one call; dropping the rest");
+        }
+    }
+}
+
+impl types::Host for HostState {}
+
+impl host::Host for HostState {
+    fn log(&mut self, level: types::LogLevel, logger: Option<String>, data: String) {
+        let data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
+        let plugin = &self.plugin;
+        use types::LogLevel as L;
+        match level {
+            L::Debug => tracing::debug!(target: "mcpbox::guest", %plugin, logger, %data),
+            L::Info | L::Notice => tracing::info!(target: "mcpbox::guest", %plugin, logger, %data),
+            L::Warning => tracing::warn!(target: "mcpbox::guest", %plugin, logger, %data),
+            _ => tracing::error!(target: "mcpbox::guest", %plugin, logger, %data),
+        }
+        self.send(GuestEvent::Log { level, logger, data });
+    }
+
+    fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.send(GuestEvent::Progress { progress, total, message });
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.scope.cancel.is_cancelled()
+    }
+
+    fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {
+        self.scope
+            .grants
+            .iter()
+            .map(|g| host::GrantedDir { name: g.name.clone(), guest_path: g.guest_path.clone(), writable: g.writable })
+            .collect()
+    }
+}
+
+/// The work of one call, given the fresh store and instance.
+pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
+
+/// Runs `work` in a fresh instance of `pre` under `limits`, and turns every way it can fail
+/// into a [`CallError`] that names `plugin`.
+pub async fn run_call<R: Send>(
+    plugin: &Arc<str>,
+    pre: &InstancePre<HostState>,
+    limits: Limits,
+    scope: CallScope,
+    work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
+) -> Result<R, CallError> {
+    let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
+    let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
+    let deadline = Instant::now() + limits.timeout;
+    let cancel = scope.cancel.clone();
+    let mut store = new_store(plugin, pre, limits, scope, deadline, &stdout, &stderr)?;
+
+    let outcome = {
+        let run = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            work(&mut store, instance).await
+        };
+        // The epoch callback stops a guest that computes; these stop one that waits on the
+        // host (a sleep, a poll), where no epoch check runs.
+        tokio::select! {
+            result = run => result.map_err(Some),
+            () = cancel.cancelled() => Err(None),
+            () = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),
+        }
+    };
+    stdout.finish();
+    stderr.finish();
+    outcome.map_err(|error| classify(plugin, limits, &store, error, &stderr))
+}
+
+fn new_store(
+    plugin: &Arc<str>,
+    pre: &InstancePre<HostState>,
+    limits: Limits,
+    scope: CallScope,
+    deadline: Instant,
+    stdout: &GuestOutput,
+    stderr: &GuestOutput,
+) -> Result<Store<HostState>, CallError> {
+    let mut wasi = WasiCtxBuilder::new();
+    // Deny by default: no environment, no arguments, no stdin, no network; only the grants.
+    wasi.stdout(stdout.clone()).stderr(stderr.clone());
+    wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+    for grant in scope.grants.iter() {
+        let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+        wasi.preopened_dir(&grant.host_path, &grant.guest_path, perms).map_err(|e| CallError::Failed {
+            plugin: plugin.clone(),
+            message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
+        })?;
+    }
+    let state = HostState {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
+        plugin: plugin.clone(),
+        scope,
+        deadline,
+        events_sent: 0,
+    };
+    let mut store = Store::new(pre.engine(), state);
+    store.limiter(|state| &mut state.limiter);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|context| {
+        let state = context.data();
+        if state.scope.cancel.is_cancelled() {
+            return Err(Interrupt::Cancelled.into());
+        }
+        if Instant::now() >= state.deadline {
+            return Err(Interrupt::Deadline.into());
+        }
+        // Yield so that a guest that computes for long shares its tokio thread fairly.
+        Ok(UpdateDeadline::Yield(1))
+    });
+    Ok(store)
+}
+
+fn classify(
+    plugin: &Arc<str>,
+    limits: Limits,
+    store: &Store<HostState>,
+    error: Option<wasmtime::Error>,
+    stderr: &GuestOutput,
+) -> CallError {
+    let plugin = plugin.clone();
+    let Some(error) = error else { return CallError::Cancelled { plugin } };
+    if store.data().limiter.exceeded {
+        return CallError::OutOfMemory { plugin, limit: limits.memory_bytes };
+    }
+    match error.downcast_ref::<Interrupt>() {
+        Some(Interrupt::Deadline) => return CallError::Timeout { plugin, limit: limits.timeout },
+        Some(Interrupt::Cancelled) => return CallError::Cancelled { plugin },
+        None => {}
+    }
+    let cause = match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::StackOverflow) => "stack overflow (wasm stack limit reached)".to_owned(),
+        Some(trap) => match panic_message(&stderr.tail()) {
+            Some(panic) => format!("{panic} ({trap})"),
+            None => format!("{trap}"),
+        },
+        None => format!("{error:#}"),
+    };
+    CallError::Crashed { plugin, cause }
+}
+
+/// The message of a Rust panic, from what the guest printed to stderr.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.rfind("panicked at")?;
+    let mut lines = stderr[start..].lines();
+    let location = lines.next()?.trim_end_matches(':');
+    Some(match lines.next() {
+        Some(message) => format!("{location}: {}", message.trim()),
+        None => location.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn finds_the_panic_message() {
+        let stderr = "noise\nthread '<unnamed>' panicked at src/lib.rs:5:9:\nboom\nnote: run with RUST_BACKTRACE";
+        assert_eq!(panic_message(stderr).unwrap(), "panicked at src/lib.rs:5:9: boom");
+        assert!(panic_message("all fine").is_none());
+    }
+}

@@ -1,0 +1,185 @@
+//! Write [mcpbox](https://example.invalid/mcpbox) plugins in plain Rust.
+//!
+//! A plugin is a `cdylib` crate built for `wasm32-wasip2`; the build output is a WebAssembly
+//! component that mcpbox serves as MCP tools, resources and prompts, every call in a fresh
+//! sandbox. You describe the plugin with [`Plugin`] and export it with [`export_plugin!`]:
+//!
+//! ```ignore
+//! use mcpbox_sdk::prelude::*;
+//!
+//! /// Arguments of `greet`; the doc comments become the schema's descriptions.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Greet {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! fn plugin() -> Plugin {
+//!     Plugin::new().tool(Tool::new("greet", "Greets someone by name", |args: Greet| {
+//!         Ok(format!("Hello, {}!", args.name))
+//!     }))
+//! }
+//!
+//! mcpbox_sdk::export_plugin!(plugin);
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-wasip2` and point `mcpbox serve` at
+//! `target/wasm32-wasip2/release/<crate>.wasm`.
+
+mod plugin;
+mod uri_template;
+
+pub use plugin::*;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+/// Bindings generated from the `mcpbox:plugin` WIT package. Most plugins never need them
+/// directly; the SDK's types are aliases of these.
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "plugin",
+        pub_export_macro: true,
+        export_macro_name: "__export_plugin_world",
+        default_bindings_module: "mcpbox_sdk::bindings",
+    });
+}
+
+pub use bindings::exports::mcpbox::plugin::completion::{
+    CompletionRequest, CompletionResult, Reference,
+};
+pub use bindings::exports::mcpbox::plugin::prompts::{PromptMessage, PromptResult};
+pub use bindings::exports::mcpbox::plugin::tools::{CallResult, ToolAnnotations};
+pub use bindings::mcpbox::plugin::host::GrantedDir;
+pub use bindings::mcpbox::plugin::types::{
+    Annotations, ContentBlock as Content, LogLevel, ResourceBody, ResourceContents, Role,
+};
+
+/// Everything a typical plugin needs, in one `use`.
+pub mod prelude {
+    pub use crate::content::{audio, blob_resource, image, link, text, text_resource};
+    pub use crate::{
+        CallResult, Content, Error, Json, LogLevel, NoArgs, Plugin, Prompt, PromptArgs, PromptResult,
+        Resource, ResourceContents, ResourceTemplate, Role, Tool, TemplateVars,
+    };
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+    pub use serde_json::json;
+}
+
+/// Constructors for content blocks.
+pub mod content {
+    use crate::bindings::mcpbox::plugin::types::{
+        EmbeddedResource, MediaContent, ResourceLink, TextContent,
+    };
+    use crate::{Content, ResourceBody, ResourceContents};
+
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Content {
+        Content::Text(TextContent { text: text.into(), annotations: None })
+    }
+
+    /// An image from its raw bytes, e.g. `image(png_bytes, "image/png")`.
+    pub fn image(data: impl Into<Vec<u8>>, mime_type: &str) -> Content {
+        Content::Image(MediaContent {
+            data: data.into(),
+            mime_type: mime_type.to_owned(),
+            annotations: None,
+        })
+    }
+
+    /// An audio clip from its raw bytes, e.g. `audio(wav_bytes, "audio/wav")`.
+    pub fn audio(data: impl Into<Vec<u8>>, mime_type: &str) -> Content {
+        Content::Audio(MediaContent {
+            data: data.into(),
+            mime_type: mime_type.to_owned(),
+            annotations: None,
+        })
+    }
+
+    /// An embedded text resource.
+    pub fn text_resource(uri: &str, mime_type: &str, text: impl Into<String>) -> Content {
+        Content::Embedded(EmbeddedResource {
+            contents: ResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some(mime_type.to_owned()),
+                body: ResourceBody::Text(text.into()),
+            },
+            annotations: None,
+        })
+    }
+
+    /// An embedded binary resource.
+    pub fn blob_resource(uri: &str, mime_type: &str, data: impl Into<Vec<u8>>) -> Content {
+        Content::Embedded(EmbeddedResource {
+            contents: ResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some(mime_type.to_owned()),
+                body: ResourceBody::Blob(data.into()),
+            },
+            annotations: None,
+        })
+    }
+
+    /// A link to a resource the client can read later.
+    pub fn link(uri: &str, name: &str) -> Content {
+        Content::ResourceLink(ResourceLink {
+            uri: uri.to_owned(),
+            name: name.to_owned(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+        })
+    }
+}
+
+/// Services of the host: logging, progress, cancellation and the granted directories.
+pub mod host {
+    use crate::bindings::mcpbox::plugin::host as imports;
+    use crate::{GrantedDir, LogLevel};
+
+    /// Logs a message to the client (if it asked for this level) and to the host's log.
+    pub fn log(level: LogLevel, message: &str) {
+        let data = serde_json::Value::String(message.to_owned()).to_string();
+        imports::log(level, None, &data);
+    }
+
+    /// Logs structured data under a logger name.
+    pub fn log_json(level: LogLevel, logger: &str, data: &serde_json::Value) {
+        imports::log(level, Some(logger), &data.to_string());
+    }
+
+    /// Logs at `info`.
+    pub fn info(message: &str) {
+        log(LogLevel::Info, message);
+    }
+
+    /// Logs at `debug`.
+    pub fn debug(message: &str) {
+        log(LogLevel::Debug, message);
+    }
+
+    /// Logs at `warning`.
+    pub fn warn(message: &str) {
+        log(LogLevel::Warning, message);
+    }
+
+    /// Reports progress of the current call; sent only if the client asked for progress.
+    pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
+        imports::progress(progress, total, message);
+    }
+
+    /// True once the client cancelled the current call; stop early when it is.
+    pub fn is_cancelled() -> bool {
+        imports::cancelled()
+    }
+
+    /// The directories granted to this call, mounted at their `guest_path`.
+    pub fn granted_dirs() -> Vec<GrantedDir> {
+        imports::granted_dirs()
+    }
+}
