@@ -24,8 +24,8 @@ pub struct EngineOptions {
 /// Builds the engine and starts its epoch ticker.
 pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     let mut config = Config::new();
-    // Calls run on tokio: guests suspend on fibers while host I/O (WASI, sleeps) is pending.
-    config.async_support(true);
+    // Calls run on tokio (async is implied by async linking and `call_async` in wasmtime 48):
+    // guests suspend on fibers while host I/O (WASI, sleeps) is pending.
     config.wasm_component_model(true);
     // Deadlines and cancellation interrupt guests through epochs, not fuel: a check per loop
     // back-edge costs far less than fuel metering, and one ticker serves every store.
@@ -53,10 +53,11 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
         let mut cache_config = CacheConfig::new();
         cache_config.with_directory(dir);
         let cache = Cache::new(cache_config)
+            .map_err(anyhow::Error::from)
             .with_context(|| format!("cannot use the compile cache directory {}", dir.display()))?;
         config.cache(Some(cache));
     }
-    let engine = Engine::new(&config).context("cannot create the wasmtime engine")?;
+    let engine = Engine::new(&config).map_err(anyhow::Error::from).context("cannot create the wasmtime engine")?;
     start_epoch_ticker(&engine);
     Ok(engine)
 }

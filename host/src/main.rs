@@ -1,1 +1,104 @@
-fn main() {}
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use mcpbox::catalog::Catalog;
+use mcpbox::config::{ServeArgs, Settings};
+use mcpbox::engine::{EngineOptions, build_engine, default_cache_dir};
+use mcpbox::mcp::{McpServer, Shared};
+use mcpbox::sandbox::Limits;
+
+/// Serve MCP tools, resources and prompts from sandboxed WebAssembly components.
+#[derive(Parser)]
+#[command(version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve plugins as one MCP server over stdio (the default command).
+    Serve(ServeArgs),
+    /// Show what a plugin component exports (tools, resources, prompts) and imports.
+    Inspect {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    // stdout carries the protocol only; every log line goes to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpbox: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Some(Command::Serve(args)) => serve(args).await,
+            None => serve(cli.serve).await,
+            Some(Command::Inspect { file, json }) => inspect(file, json).await,
+        }
+    });
+    // Don't wait for guests that ignore cancellation: the process is done.
+    runtime.shutdown_background();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpbox: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    let settings = Settings::from_args(&args)?;
+    let engine = build_engine(&settings.engine)?;
+    let started = std::time::Instant::now();
+    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.prefixes, settings.limits).await;
+    for problem in &problems {
+        tracing::error!("failed to load plugin {}: {:#}", problem.path.display(), problem.error);
+    }
+    tracing::info!(
+        plugins = catalog.plugins().len(),
+        failed = problems.len(),
+        tools = catalog.tools().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        roots = ?settings.roots.iter().map(|r| r.path.display().to_string()).collect::<Vec<_>>(),
+        "serving over stdio"
+    );
+    if catalog.plugins().is_empty() {
+        tracing::warn!("no plugin loaded: the server offers nothing");
+    }
+    let shared = Shared::new(catalog, settings.roots, settings.page_size).context("cannot describe the plugins")?;
+    mcpbox::mcp::stdio::serve(McpServer::new(shared), tokio::io::stdin(), tokio::io::stdout(), settings.max_message_bytes).await
+}
+
+async fn inspect(file: PathBuf, json: bool) -> Result<()> {
+    let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
+    let engine = build_engine(&EngineOptions { cache_dir, pooling: false })?;
+    let description = mcpbox::inspect::describe(&engine, &file, Limits::default()).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&description)?);
+    } else {
+        print!("{}", mcpbox::inspect::render(&description));
+    }
+    Ok(())
+}

@@ -1,0 +1,385 @@
+//! All loaded plugins as one server: prefixed names, collision checks, deterministic lists,
+//! and routing of calls to the plugin that serves them. This is the runtime's API for the
+//! protocol layer, and it knows nothing of MCP's wire types.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow};
+use wasmtime::Engine;
+
+use crate::bindings::{completion, prompts, resources, tools};
+use crate::plugin::{self, Plugin, ToolInfo};
+use crate::sandbox::{CallError, CallScope, Limits, run_call};
+
+/// How a plugin's names are prefixed, by plugin name (from the config file).
+pub type PrefixOverrides = HashMap<String, String>;
+
+/// A plugin that failed to load, and why.
+#[derive(Debug)]
+pub struct LoadProblem {
+    pub path: PathBuf,
+    pub error: anyhow::Error,
+}
+
+/// A name the catalog serves, and where it lives.
+#[derive(Debug, Clone)]
+pub struct Entry<T> {
+    /// The name clients see (prefix included).
+    pub name: String,
+    /// Index of the plugin in [`Catalog::plugins`].
+    pub plugin: usize,
+    pub item: T,
+}
+
+/// What a completion request refers to.
+#[derive(Debug, Clone)]
+pub enum CompletionTarget {
+    Prompt(String),
+    ResourceTemplate(String),
+}
+
+pub struct Catalog {
+    plugins: Vec<Arc<Plugin>>,
+    tools: Vec<Entry<ToolInfo>>,
+    prompts: Vec<Entry<prompts::Prompt>>,
+    templates: Vec<Entry<resources::ResourceTemplate>>,
+    limits: Limits,
+}
+
+/// Expands directories into their `.wasm` files (sorted) and keeps files as given.
+pub fn discover(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<LoadProblem>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            match std::fs::read_dir(path) {
+                Ok(entries) => {
+                    let mut found: Vec<PathBuf> = entries
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|p| p.extension().is_some_and(|e| e == "wasm") && p.is_file())
+                        .collect();
+                    found.sort();
+                    files.extend(found);
+                }
+                Err(e) => problems.push(LoadProblem {
+                    path: path.clone(),
+                    error: anyhow!("cannot read plugin directory {}: {e}", path.display()),
+                }),
+            }
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else {
+            problems.push(LoadProblem {
+                path: path.clone(),
+                error: anyhow!("plugin path {} does not exist", path.display()),
+            });
+        }
+    }
+    (files, problems)
+}
+
+impl Catalog {
+    /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is
+    /// reported in the problems and the others load.
+    pub async fn load(engine: &Engine, paths: &[PathBuf], prefixes: &PrefixOverrides, limits: Limits) -> (Catalog, Vec<LoadProblem>) {
+        let (files, mut problems) = discover(paths);
+        let linker = match plugin::make_linker(engine) {
+            Ok(linker) => Arc::new(linker),
+            Err(error) => {
+                problems.push(LoadProblem { path: PathBuf::new(), error });
+                return (Catalog::empty(limits), problems);
+            }
+        };
+        let mut tasks = Vec::new();
+        for file in files {
+            let engine = engine.clone();
+            let linker = linker.clone();
+            let name = plugin::plugin_name(&file);
+            let prefix = prefixes.get(&name).cloned().unwrap_or_else(|| format!("{name}."));
+            tasks.push(tokio::spawn(async move {
+                let compile_path = file.clone();
+                let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &compile_path))
+                    .await
+                    .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))
+                    .and_then(|r| r);
+                let loaded = match component {
+                    Ok(component) => plugin::load(&linker, component, &file, name.into(), prefix, limits).await,
+                    Err(e) => Err(e),
+                };
+                (file, loaded)
+            }));
+        }
+        let mut catalog = Catalog::empty(limits);
+        for task in tasks {
+            let (path, loaded) = match task.await {
+                Ok(result) => result,
+                Err(e) => {
+                    problems.push(LoadProblem { path: PathBuf::new(), error: anyhow!("plugin loader task failed: {e}") });
+                    continue;
+                }
+            };
+            match loaded.and_then(|plugin| catalog.add(plugin)) {
+                Ok(()) => {}
+                Err(error) => problems.push(LoadProblem { path, error }),
+            }
+        }
+        catalog.sort();
+        (catalog, problems)
+    }
+
+    fn empty(limits: Limits) -> Self {
+        Catalog { plugins: Vec::new(), tools: Vec::new(), prompts: Vec::new(), templates: Vec::new(), limits }
+    }
+
+    /// Adds a plugin unless its name or one of its prefixed names is taken already.
+    fn add(&mut self, plugin: Plugin) -> Result<()> {
+        let index = self.plugins.len();
+        if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
+            return Err(anyhow!(
+                "plugin `{}` ({}) has the same name as plugin `{}` ({}); rename one of the files",
+                plugin.name,
+                plugin.path.display(),
+                other.name,
+                other.path.display()
+            ));
+        }
+        let tools: Vec<Entry<ToolInfo>> = plugin
+            .tools
+            .iter()
+            .map(|t| Entry { name: format!("{}{}", plugin.prefix, t.descriptor.name), plugin: index, item: t.clone() })
+            .collect();
+        let prompts: Vec<Entry<prompts::Prompt>> = plugin
+            .prompts
+            .iter()
+            .map(|p| Entry { name: format!("{}{}", plugin.prefix, p.name), plugin: index, item: p.clone() })
+            .collect();
+        let templates: Vec<Entry<resources::ResourceTemplate>> = plugin
+            .templates
+            .iter()
+            .map(|t| Entry { name: format!("{}{}", plugin.prefix, t.name), plugin: index, item: t.clone() })
+            .collect();
+        self.check_unique("tool", &plugin, &self.tools, &tools)?;
+        self.check_unique("prompt", &plugin, &self.prompts, &prompts)?;
+        self.check_unique("resource template", &plugin, &self.templates, &templates)?;
+        tracing::info!(
+            plugin = %plugin.name,
+            path = %plugin.path.display(),
+            tools = tools.len(),
+            prompts = prompts.len(),
+            templates = templates.len(),
+            resources = plugin.exports.resources.is_some(),
+            "loaded plugin"
+        );
+        self.tools.extend(tools);
+        self.prompts.extend(prompts);
+        self.templates.extend(templates);
+        self.plugins.push(Arc::new(plugin));
+        Ok(())
+    }
+
+    fn check_unique<T>(&self, what: &str, plugin: &Plugin, existing: &[Entry<T>], new: &[Entry<T>]) -> Result<()> {
+        let mut seen: BTreeMap<&str, &Plugin> = existing.iter().map(|e| (e.name.as_str(), &*self.plugins[e.plugin])).collect();
+        for entry in new {
+            if let Some(other) = seen.insert(&entry.name, plugin) {
+                return Err(anyhow!(
+                    "{what} `{}` of plugin `{}` ({}) collides with the {what} of that name from plugin `{}` ({})",
+                    entry.name,
+                    plugin.name,
+                    plugin.path.display(),
+                    other.name,
+                    other.path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn sort(&mut self) {
+        self.tools.sort_by(|a, b| a.name.cmp(&b.name));
+        self.prompts.sort_by(|a, b| a.name.cmp(&b.name));
+        self.templates.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// Tools, sorted by name.
+    pub fn tools(&self) -> &[Entry<ToolInfo>] {
+        &self.tools
+    }
+
+    /// Prompts, sorted by name.
+    pub fn prompts(&self) -> &[Entry<prompts::Prompt>] {
+        &self.prompts
+    }
+
+    /// Resource templates, sorted by name.
+    pub fn templates(&self) -> &[Entry<resources::ResourceTemplate>] {
+        &self.templates
+    }
+
+    pub fn has_resources(&self) -> bool {
+        self.plugins.iter().any(|p| p.exports.resources.is_some())
+    }
+
+    pub fn has_completion(&self) -> bool {
+        self.plugins.iter().any(|p| p.exports.completion.is_some())
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Entry<ToolInfo>> {
+        self.tools.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    pub fn prompt(&self, name: &str) -> Option<&Entry<prompts::Prompt>> {
+        self.prompts.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.prompts[i])
+    }
+
+    /// Calls a tool. `None` if no tool has that name.
+    pub async fn call_tool(&self, name: &str, arguments: String, scope: CallScope) -> Option<Result<tools::CallResult, CallError>> {
+        let entry = self.tool(name)?;
+        let plugin = self.plugins[entry.plugin].clone();
+        let local = entry.item.descriptor.name.clone();
+        let indices = plugin.exports.tools.clone()?;
+        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
+            Box::pin(async move { indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await })
+        })
+        .await;
+        let name = plugin.name.clone();
+        Some(result.and_then(|r| {
+            r.map_err(|e| match e {
+                tools::ToolError::UnknownTool(message) => CallError::NotFound { plugin: name, what: "tool", name: message },
+                tools::ToolError::InvalidArguments(message) => CallError::InvalidArguments { plugin: name, message },
+                tools::ToolError::Failed(message) => CallError::Failed { plugin: name, message },
+            })
+        }))
+    }
+
+    /// Every plugin's current resources, in plugin order; each list as the plugin returns it.
+    pub async fn list_resources(&self, scope: &CallScope) -> Result<Vec<(usize, resources::Resource)>, CallError> {
+        let mut all = Vec::new();
+        for (index, plugin) in self.plugins.iter().enumerate() {
+            let Some(indices) = plugin.exports.resources.clone() else { continue };
+            let listed = run_call(&plugin.name, &plugin.pre, self.limits, scope.clone(), move |store, instance| {
+                Box::pin(async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await })
+            })
+            .await?;
+            all.extend(listed.into_iter().map(|r| (index, r)));
+        }
+        Ok(all)
+    }
+
+    /// Reads a resource: plugins with a template that could match `uri` are asked first, then
+    /// the other resource plugins; the first that knows the URI answers.
+    pub async fn read_resource(&self, uri: &str, scope: &CallScope) -> Result<Vec<resources::ResourceContents>, CallError> {
+        let mut candidates: Vec<usize> = self
+            .templates
+            .iter()
+            .filter(|t| template_may_match(&t.item.uri_template, uri))
+            .map(|t| t.plugin)
+            .collect();
+        candidates.dedup();
+        for (index, plugin) in self.plugins.iter().enumerate() {
+            if plugin.exports.resources.is_some() && !candidates.contains(&index) {
+                candidates.push(index);
+            }
+        }
+        for index in candidates {
+            let plugin = &self.plugins[index];
+            let Some(indices) = plugin.exports.resources.clone() else { continue };
+            let owned_uri = uri.to_owned();
+            let result = run_call(&plugin.name, &plugin.pre, self.limits, scope.clone(), move |store, instance| {
+                Box::pin(async move { indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await })
+            })
+            .await?;
+            match result {
+                Ok(contents) => return Ok(contents),
+                Err(resources::ResourceError::NotFound(_)) => continue,
+                Err(resources::ResourceError::Failed(message)) => {
+                    return Err(CallError::Failed { plugin: plugin.name.clone(), message });
+                }
+            }
+        }
+        Err(CallError::NotFound { plugin: "mcpbox".into(), what: "resource", name: uri.to_owned() })
+    }
+
+    /// Gets a prompt. `None` if no prompt has that name.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Vec<(String, String)>,
+        scope: CallScope,
+    ) -> Option<Result<prompts::PromptResult, CallError>> {
+        let entry = self.prompt(name)?;
+        let plugin = self.plugins[entry.plugin].clone();
+        let local = entry.item.name.clone();
+        let indices = plugin.exports.prompts.clone()?;
+        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
+            Box::pin(async move { indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await })
+        })
+        .await;
+        let plugin_name = plugin.name.clone();
+        Some(result.and_then(|r| {
+            r.map_err(|e| match e {
+                prompts::PromptError::UnknownPrompt(message) => CallError::NotFound { plugin: plugin_name, what: "prompt", name: message },
+                prompts::PromptError::InvalidArguments(message) => CallError::InvalidArguments { plugin: plugin_name, message },
+                prompts::PromptError::Failed(message) => CallError::Failed { plugin: plugin_name, message },
+            })
+        }))
+    }
+
+    /// Completes an argument. `None` if the target is unknown; an empty result if its plugin
+    /// offers no completion.
+    pub async fn complete(
+        &self,
+        target: CompletionTarget,
+        argument: (String, String),
+        context: Vec<(String, String)>,
+        scope: CallScope,
+    ) -> Option<Result<completion::CompletionResult, CallError>> {
+        let (plugin_index, reference) = match &target {
+            CompletionTarget::Prompt(name) => {
+                let entry = self.prompt(name)?;
+                (entry.plugin, completion::Reference::Prompt(entry.item.name.clone()))
+            }
+            CompletionTarget::ResourceTemplate(uri_template) => {
+                let entry = self.templates.iter().find(|t| &t.item.uri_template == uri_template)?;
+                (entry.plugin, completion::Reference::ResourceTemplate(uri_template.clone()))
+            }
+        };
+        let plugin = self.plugins[plugin_index].clone();
+        let Some(indices) = plugin.exports.completion.clone() else {
+            return Some(Ok(completion::CompletionResult { values: Vec::new(), total: Some(0), has_more: false }));
+        };
+        let request = completion::CompletionRequest {
+            reference,
+            argument_name: argument.0,
+            argument_value: argument.1,
+            context_arguments: context,
+        };
+        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
+            Box::pin(async move { indices.load(&mut *store, &instance)?.call_complete(&mut *store, &request).await })
+        })
+        .await;
+        let plugin_name = plugin.name.clone();
+        Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
+    }
+}
+
+/// A cheap pre-filter: the URI starts with the template's text before its first expression.
+fn template_may_match(template: &str, uri: &str) -> bool {
+    let literal = template.split('{').next().unwrap_or(template);
+    uri.starts_with(literal)
+}
+
+/// Loads one file for `mcpbox inspect`, with the given limits.
+pub async fn load_one(engine: &Engine, path: &Path, limits: Limits) -> Result<Plugin> {
+    let linker = plugin::make_linker(engine)?;
+    let engine = engine.clone();
+    let owned = path.to_owned();
+    let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &owned)).await.context("compiler task failed")??;
+    let name = plugin::plugin_name(path);
+    plugin::load(&linker, component, path, name.clone().into(), format!("{name}."), limits).await
+}

@@ -1,0 +1,213 @@
+//! Settings from the command line and the optional config file (`--config mcpbox.toml`).
+//! The file is strict: an unknown key or a wrong type is an error naming the file, the line
+//! and the key. Command-line options override the file.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use serde::Deserialize;
+
+use crate::catalog::PrefixOverrides;
+use crate::engine::{EngineOptions, default_cache_dir};
+use crate::roots::AllowedDir;
+use crate::sandbox::Limits;
+
+/// Default largest JSON-RPC message on stdio.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// Options of `mcpbox serve`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Plugin files (`.wasm` components) or directories of them.
+    pub paths: Vec<PathBuf>,
+    /// Grant plugins read-only access to this directory (repeatable). Clients' MCP roots can
+    /// narrow what is granted, never widen it.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// Grant plugins read-write access to this directory (repeatable).
+    #[arg(long = "root-rw", value_name = "DIR")]
+    pub writable_roots: Vec<PathBuf>,
+    /// A TOML config file (plugins, roots, limits, per-plugin prefixes).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Wall-time limit of one call, in seconds [default: 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Memory limit of one call's instance, in MiB [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub memory: Option<usize>,
+    /// Largest JSON-RPC message accepted on stdin, in bytes [default: 64 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
+    #[arg(long, value_name = "DIR", env = "MCPBOX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every plugin afresh, without the on-disk cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Use wasmtime's pooling instance allocator.
+    #[arg(long)]
+    pub pooling: bool,
+    /// Items per page of list results [default: 100].
+    #[arg(long, value_name = "N")]
+    pub page_size: Option<usize>,
+}
+
+/// The config file's schema.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    /// Plugin files or directories, relative to the config file.
+    #[serde(default)]
+    plugins: Vec<PathBuf>,
+    #[serde(default)]
+    roots: Vec<FileRoot>,
+    #[serde(default)]
+    limits: FileLimits,
+    #[serde(default)]
+    cache: FileCache,
+    /// Per-plugin settings, by plugin name.
+    #[serde(default)]
+    plugin: HashMap<String, FilePlugin>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRoot {
+    path: PathBuf,
+    name: Option<String>,
+    #[serde(default)]
+    writable: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLimits {
+    timeout_ms: Option<u64>,
+    memory_mib: Option<usize>,
+    max_message_bytes: Option<usize>,
+    page_size: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCache {
+    dir: Option<PathBuf>,
+    enabled: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePlugin {
+    /// Replaces `<name>.` before the plugin's tool, prompt and template names; may be "".
+    prefix: Option<String>,
+}
+
+/// Everything `serve` needs, merged from the file and the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub plugin_paths: Vec<PathBuf>,
+    pub roots: Vec<AllowedDir>,
+    pub limits: Limits,
+    pub max_message_bytes: usize,
+    pub engine: EngineOptions,
+    pub prefixes: PrefixOverrides,
+    pub page_size: usize,
+}
+
+impl Settings {
+    pub fn from_args(args: &ServeArgs) -> Result<Settings> {
+        let (file, base) = match &args.config {
+            Some(path) => (read_config(path)?, path.parent().map(Path::to_owned).unwrap_or_default()),
+            None => (FileConfig::default(), PathBuf::new()),
+        };
+        let mut plugin_paths: Vec<PathBuf> = file.plugins.iter().map(|p| base.join(p)).collect();
+        plugin_paths.extend(args.paths.iter().cloned());
+
+        let mut roots = Vec::new();
+        for root in &file.roots {
+            let path = base.join(&root.path);
+            let dir = AllowedDir::new(&path, root.name.clone(), root.writable)
+                .with_context(|| format!("{}: in [[roots]]", args.config.as_deref().unwrap_or(Path::new("")).display()))?;
+            roots.push(dir);
+        }
+        for path in &args.roots {
+            roots.push(AllowedDir::new(path, None, false).context("in --root")?);
+        }
+        for path in &args.writable_roots {
+            roots.push(AllowedDir::new(path, None, true).context("in --root-rw")?);
+        }
+
+        let mut limits = Limits::default();
+        if let Some(ms) = file.limits.timeout_ms {
+            limits.timeout = Duration::from_millis(ms);
+        }
+        if let Some(seconds) = args.timeout {
+            if !(seconds.is_finite() && seconds > 0.0) {
+                return Err(anyhow!("--timeout must be a positive number of seconds"));
+            }
+            limits.timeout = Duration::from_secs_f64(seconds);
+        }
+        if let Some(mib) = args.memory.or(file.limits.memory_mib) {
+            limits.memory_bytes = mib.checked_mul(1 << 20).ok_or_else(|| anyhow!("memory limit of {mib} MiB is too large"))?;
+        }
+        let max_message_bytes = args.max_message_bytes.or(file.limits.max_message_bytes).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+
+        let cache_enabled = !args.no_cache && file.cache.enabled.unwrap_or(true);
+        let cache_dir = args.cache_dir.clone().or(file.cache.dir.map(|d| base.join(d))).or_else(default_cache_dir);
+        let engine = EngineOptions { cache_dir: cache_dir.filter(|_| cache_enabled), pooling: args.pooling };
+        let prefixes = file.plugin.into_iter().filter_map(|(name, p)| p.prefix.map(|prefix| (name, prefix))).collect();
+        let page_size = args.page_size.or(file.limits.page_size).unwrap_or(100).max(1);
+        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, prefixes, page_size })
+    }
+}
+
+fn read_config(path: &Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+    parse_config(path, &text)
+}
+
+fn parse_config(path: &Path, text: &str) -> Result<FileConfig> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                (line, column)
+            })
+            .unwrap_or((1, 1));
+        anyhow!("{}:{line}:{column}: {}", path.display(), e.message().trim_end())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = "plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n";
+        let error = parse_config(Path::new("mcpbox.toml"), text).unwrap_err().to_string();
+        assert!(error.starts_with("mcpbox.toml:5:1: unknown field `memroy_mib`"), "{error}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_line() {
+        let text = "[limits]\ntimeout_ms = \"soon\"\n";
+        let error = parse_config(Path::new("c.toml"), text).unwrap_err().to_string();
+        assert!(error.starts_with("c.toml:2:"), "{error}");
+        assert!(error.contains("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn prefixes_and_roots_parse() {
+        let text = "[[roots]]\npath = \".\"\nwritable = true\n\n[plugin.conformance]\nprefix = \"\"\n";
+        let config = parse_config(Path::new("c.toml"), text).unwrap();
+        assert!(config.roots[0].writable);
+        assert_eq!(config.plugin["conformance"].prefix.as_deref(), Some(""));
+    }
+}

@@ -1,0 +1,373 @@
+//! The protocol layer: the only module that touches rmcp. One async method per MCP request
+//! (as in rmcp's `ServerHandler`), each turning the request into a catalog call and the answer
+//! into MCP types. Both eras are served: the legacy `initialize` handshake (2024-11-05 to
+//! 2025-11-25) and stateless 2026-07-28, where each request carries its version in `_meta`.
+
+// Logging (and roots) are deprecated by MCP 2026-07-28 (SEP-2577) but still functional, and
+// legacy clients rely on them.
+#![allow(deprecated, reason = "logging and roots stay served to the clients that use them")]
+
+mod convert;
+mod cursor;
+pub mod stdio;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{Catalog, CompletionTarget};
+use crate::roots::{self, AllowedDir, ClientRoot, Grant};
+use crate::sandbox::{CallError, CallScope, GuestEvent};
+use convert::Dialect;
+
+/// How long a call waits for the client's first `roots/list` answer before it runs with no
+/// directories (deny by default: we never fall back to wider grants).
+const ROOTS_WAIT: Duration = Duration::from_secs(10);
+/// How long one notification may take to reach the transport.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+/// List results of static things (tools, prompts, templates) may be cached this long by
+/// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
+const STATIC_LIST_TTL_MS: u64 = 60_000;
+
+/// What is shared by every connection: the plugins and the operator's grants.
+pub struct Shared {
+    pub catalog: Catalog,
+    pub allowed: Vec<AllowedDir>,
+    pub operator_grants: Arc<[Grant]>,
+    pub page_size: usize,
+    tools: Vec<rmcp::model::Tool>,
+    prompts: Vec<rmcp::model::Prompt>,
+    templates: Vec<rmcp::model::ResourceTemplate>,
+}
+
+impl Shared {
+    pub fn new(catalog: Catalog, allowed: Vec<AllowedDir>, page_size: usize) -> anyhow::Result<Arc<Self>> {
+        // Converted once: list requests only slice these.
+        let tools = catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?;
+        let prompts = catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?;
+        let templates = catalog
+            .templates()
+            .iter()
+            .map(|e| convert::resource_template(&e.name, &e.item))
+            .collect::<Result<_, _>>()?;
+        let operator_grants = roots::operator_grants(&allowed).into();
+        Ok(Arc::new(Shared { catalog, allowed, operator_grants, page_size: page_size.max(1), tools, prompts, templates }))
+    }
+}
+
+/// The client's roots as far as we know them.
+#[derive(Debug, Clone)]
+enum RootsState {
+    /// The client did not declare the roots capability: the operator's grants apply.
+    NotDeclared,
+    /// Asked, no answer yet.
+    Pending,
+    Known(Arc<[Grant]>),
+}
+
+/// One connection (for stdio: the process).
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    roots: Arc<watch::Sender<RootsState>>,
+}
+
+impl McpServer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        McpServer {
+            shared,
+            log_level: Arc::new(Mutex::new(None)),
+            roots: Arc::new(watch::channel(RootsState::NotDeclared).0),
+        }
+    }
+
+    fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+        context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    fn dialect(context: &RequestContext<RoleServer>) -> Dialect {
+        Dialect::for_version(context.protocol_version().as_ref().map(|v| v.as_str()))
+    }
+
+    /// The directories a request may use: the client's roots (inside the operator's
+    /// allowance) when it declared roots, otherwise the operator's grants.
+    async fn grants(&self, context: &RequestContext<RoleServer>) -> Arc<[Grant]> {
+        // MCP 2026-07-28 deprecates roots; modern requests get the operator's grants.
+        if Self::is_modern(context) {
+            return self.shared.operator_grants.clone();
+        }
+        let mut watcher = self.roots.subscribe();
+        let wait = watcher.wait_for(|state| !matches!(state, RootsState::Pending));
+        match tokio::time::timeout(ROOTS_WAIT, wait).await {
+            Ok(Ok(state)) => match &*state {
+                RootsState::Known(grants) => grants.clone(),
+                _ => self.shared.operator_grants.clone(),
+            },
+            _ => {
+                tracing::warn!("the client declared roots but has not answered roots/list; running with no directories");
+                Arc::from([])
+            }
+        }
+    }
+
+    /// The level at or above which guest logs reach this request's client, if any.
+    fn request_log_level(&self, context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        if Self::is_modern(context) {
+            // 2026-07-28 logging §Per-request log level: only when the request asks.
+            return context.meta.log_level();
+        }
+        // Legacy sessions: `logging/setLevel`, else info and above.
+        Some(self.log_level.lock().unwrap_or_else(PoisonError::into_inner).unwrap_or(LoggingLevel::Info))
+    }
+
+    /// A call scope whose guest events become this request's progress and log notifications.
+    /// The returned task ends once the call's sender is dropped and everything is sent, so
+    /// notifications always precede the response.
+    async fn scope(&self, context: &RequestContext<RoleServer>) -> (CallScope, Option<tokio::task::JoinHandle<()>>) {
+        let grants = self.grants(context).await;
+        let cancel: CancellationToken = context.ct.clone();
+        let progress_token = context.meta.get_progress_token();
+        let log_level = self.request_log_level(context);
+        if progress_token.is_none() && log_level.is_none() {
+            return (CallScope { grants, cancel, events: None }, None);
+        }
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let peer: Peer<RoleServer> = context.peer.clone();
+        let forwarder = tokio::spawn(async move {
+            // A notification that cannot be sent in time (the client stopped reading, or the
+            // session is shutting down) ends forwarding for this call; the call itself goes on.
+            let mut open = true;
+            while let Some(event) = receiver.recv().await {
+                if !open {
+                    continue;
+                }
+                match event {
+                    GuestEvent::Progress { progress, total, message } => {
+                        let Some(token) = &progress_token else { continue };
+                        let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                        param.total = total;
+                        param.message = message;
+                        open = send_in_time(peer.notify_progress(param)).await;
+                    }
+                    GuestEvent::Log { level, logger, data } => {
+                        let level = convert::log_level(&level);
+                        if log_level.is_some_and(|min| convert::severity(level) >= convert::severity(min)) {
+                            let mut param = LoggingMessageNotificationParam::new(level, data);
+                            param.logger = logger;
+                            open = send_in_time(peer.notify_logging_message(param)).await;
+                        }
+                    }
+                }
+            }
+        });
+        (CallScope { grants, cancel, events: Some(sender) }, Some(forwarder))
+    }
+
+    async fn refresh_roots(&self, peer: Peer<RoleServer>) {
+        self.roots.send_replace(RootsState::Pending);
+        let grants: Arc<[Grant]> = match peer.list_roots().await {
+            Ok(result) => {
+                let client_roots: Vec<ClientRoot> =
+                    result.roots.into_iter().map(|r| ClientRoot { uri: r.uri, name: r.name }).collect();
+                let (grants, refused) = roots::client_grants(&self.shared.allowed, &client_roots);
+                for reason in refused {
+                    tracing::warn!("refused {reason}");
+                }
+                tracing::info!(granted = ?grants.iter().map(|g| &g.guest_path).collect::<Vec<_>>(), "client roots");
+                grants.into()
+            }
+            Err(e) => {
+                tracing::warn!("roots/list failed: {e}; running with no directories");
+                Arc::from([])
+            }
+        };
+        self.roots.send_replace(RootsState::Known(grants));
+    }
+}
+
+async fn send_in_time<E>(send: impl std::future::Future<Output = Result<(), E>>) -> bool {
+    matches!(tokio::time::timeout(NOTIFY_TIMEOUT, send).await, Ok(Ok(())))
+}
+
+async fn finish(forwarder: Option<tokio::task::JoinHandle<()>>) {
+    if let Some(task) = forwarder {
+        let _ = task.await;
+    }
+}
+
+fn page<T: Clone>(items: &[T], key: impl Fn(&T) -> &str, params: &Option<PaginatedRequestParams>, size: usize) -> Result<(Vec<T>, Option<String>), McpError> {
+    let after = params.as_ref().and_then(|p| p.cursor.as_deref()).map(cursor::decode).transpose()?;
+    let start = match &after {
+        Some(last) => items.partition_point(|item| key(item) <= last.as_str()),
+        None => 0,
+    };
+    let end = (start + size).min(items.len());
+    let next = (end < items.len()).then(|| cursor::encode(key(&items[end - 1])));
+    Ok((items[start..end].to_vec(), next))
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("mcpbox: sandboxed WebAssembly MCP plugins".to_owned());
+        ServerConfig::new(convert::capabilities(&self.shared.catalog))
+            .with_server_info(implementation)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_tools(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        let (tools, next) = page(&self.shared.tools, |t| &t.name, &request, self.shared.page_size)?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        if Self::is_modern(&context) {
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if self.shared.catalog.tool(&name).is_none() {
+            return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None));
+        }
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let dialect = Self::dialect(&context);
+        let (scope, forwarder) = self.scope(&context).await;
+        let outcome = self.shared.catalog.call_tool(&name, arguments, scope).await;
+        finish(forwarder).await;
+        let result = match outcome {
+            Some(Ok(result)) => convert::call_result(result, dialect)?,
+            Some(Err(error @ CallError::NotFound { .. })) => return Err(McpError::invalid_params(error.to_string(), None)),
+            Some(Err(error)) => {
+                tracing::warn!(tool = %name, "{error}");
+                convert::error_result(&error)
+            }
+            None => return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None)),
+        };
+        Ok(CallToolResponse::from(result))
+    }
+
+    async fn list_resources(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        let (scope, forwarder) = self.scope(&context).await;
+        let listed = self.shared.catalog.list_resources(&scope).await;
+        drop(scope);
+        finish(forwarder).await;
+        let mut all = listed.map_err(convert::call_error)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
+        all.sort_by(|a, b| a.uri.cmp(&b.uri));
+        all.dedup_by(|a, b| a.uri == b.uri);
+        let (resources, next) = page(&all, |r| &r.uri, &request, self.shared.page_size)?;
+        let resources = resources.iter().map(convert::resource).collect::<Result<Vec<_>, _>>()?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        if Self::is_modern(&context) {
+            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
+    }
+
+    async fn list_resource_templates(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+        let (templates, next) = page(&self.shared.templates, |t| &t.name, &request, self.shared.page_size)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(templates);
+        result.next_cursor = next;
+        if Self::is_modern(&context) {
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+        let (scope, forwarder) = self.scope(&context).await;
+        let read = self.shared.catalog.read_resource(&request.uri, &scope).await;
+        drop(scope);
+        finish(forwarder).await;
+        let contents = read.map_err(convert::call_error)?;
+        Ok(ReadResourceResponse::from(convert::read_result(&contents)?))
+    }
+
+    async fn list_prompts(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+        let (prompts, next) = page(&self.shared.prompts, |p| &p.name, &request, self.shared.page_size)?;
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = next;
+        if Self::is_modern(&context) {
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }
+
+    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+        let name = request.name.clone();
+        let arguments: Vec<(String, String)> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            }))
+            .collect();
+        let dialect = Self::dialect(&context);
+        let (scope, forwarder) = self.scope(&context).await;
+        let outcome = self.shared.catalog.get_prompt(&name, arguments, scope).await;
+        finish(forwarder).await;
+        match outcome {
+            None => Err(McpError::invalid_params(format!("unknown prompt `{name}`"), None)),
+            Some(Err(error)) => Err(convert::call_error(error)),
+            Some(Ok(result)) => Ok(GetPromptResponse::from(convert::prompt_result(&result, dialect)?)),
+        }
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        let target = match &request.r#ref {
+            Reference::Prompt(p) => CompletionTarget::Prompt(p.name.clone()),
+            Reference::Resource(r) => CompletionTarget::ResourceTemplate(r.uri.clone()),
+            _ => return Err(McpError::invalid_params("unsupported completion reference type", None)),
+        };
+        let context_arguments: Vec<(String, String)> = request
+            .context
+            .as_ref()
+            .and_then(|c| c.arguments.clone())
+            .map(|args| args.into_iter().collect())
+            .unwrap_or_default();
+        let argument = (request.argument.name.clone(), request.argument.value.clone());
+        let (scope, forwarder) = self.scope(&context).await;
+        let outcome = self.shared.catalog.complete(target, argument, context_arguments, scope).await;
+        finish(forwarder).await;
+        match outcome {
+            None => Err(McpError::invalid_params("completion reference names no prompt or resource template of this server", None)),
+            Some(Err(error)) => Err(convert::call_error(error)),
+            Some(Ok(result)) => convert::completion_result(&result),
+        }
+    }
+
+    async fn set_level(&self, request: SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner) = Some(request.level);
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Legacy roots (2025-06-18 client/roots): ask once the session is up.
+        let declared = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if declared {
+            let server = self.clone();
+            self.roots.send_replace(RootsState::Pending);
+            tokio::spawn(async move { server.refresh_roots(context.peer).await });
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        let server = self.clone();
+        tokio::spawn(async move { server.refresh_roots(context.peer).await });
+    }
+}

@@ -1,0 +1,215 @@
+//! Loading one plugin: compile the component once, link it, find which `mcpbox:plugin`
+//! interfaces it exports, and read its descriptors from the component itself (one instance at
+//! load time). Calls later instantiate the kept `InstancePre` afresh.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, InstancePre, Linker, types::ComponentItem};
+
+use crate::bindings::{self, completion, export_names, prompts, resources, tools};
+use crate::sandbox::{CallScope, HostState, Limits, run_call};
+
+/// Longest name of a tool, prompt or template, prefix included.
+pub const MAX_NAME_LEN: usize = 128;
+
+/// A compiled, linked plugin and what it offers.
+pub struct Plugin {
+    /// The plugin's name (from its file name), used in logs and errors.
+    pub name: Arc<str>,
+    /// Prepended to its tool, template and prompt names: `name.` unless configured.
+    pub prefix: String,
+    pub path: PathBuf,
+    pub pre: InstancePre<HostState>,
+    pub exports: Exports,
+    pub tools: Vec<ToolInfo>,
+    pub templates: Vec<resources::ResourceTemplate>,
+    pub prompts: Vec<prompts::Prompt>,
+}
+
+/// Handles to the interfaces the plugin exports; `None` for those it doesn't.
+#[derive(Clone, Default)]
+pub struct Exports {
+    pub tools: Option<tools::GuestIndices>,
+    pub resources: Option<resources::GuestIndices>,
+    pub prompts: Option<prompts::GuestIndices>,
+    pub completion: Option<completion::GuestIndices>,
+}
+
+/// A tool with its schemas parsed.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub descriptor: tools::Tool,
+    pub input_schema: serde_json::Map<String, serde_json::Value>,
+    pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The linker every plugin is linked with: WASI 0.2 (denied by default per call) and the
+/// `mcpbox:plugin/host` imports.
+pub fn make_linker(engine: &Engine) -> Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
+    bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
+        .map_err(anyhow::Error::from)
+        .context("cannot link the mcpbox host interface")?;
+    Ok(linker)
+}
+
+/// The plugin name a file gets: its stem, with characters outside `[A-Za-z0-9_-]` replaced.
+pub fn plugin_name(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if name.is_empty() { "plugin".to_owned() } else { name }
+}
+
+/// Whether `name` may be an MCP tool, prompt or template name here.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Compiles `path` (blocking: call from a blocking thread).
+pub fn compile(engine: &Engine, path: &Path) -> Result<Component> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0] {
+        bail!("{} is a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with `wasm-tools component new`)", path.display());
+    }
+    Component::new(engine, &bytes).map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
+}
+
+/// Links, inspects and describes a compiled plugin.
+pub async fn load(
+    linker: &Linker<HostState>,
+    component: Component,
+    path: &Path,
+    name: Arc<str>,
+    prefix: String,
+    limits: Limits,
+) -> Result<Plugin> {
+    let pre = linker.instantiate_pre(&component).map_err(|e| {
+        anyhow!("plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2) and mcpbox:plugin/host@0.1.0", path.display())
+    })?;
+    let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
+    if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+        bail!(
+            "plugin `{name}` ({}) exports none of {}, {}, {}: is it built against the mcpbox:plugin WIT package?",
+            path.display(),
+            export_names::TOOLS,
+            export_names::RESOURCES,
+            export_names::PROMPTS
+        );
+    }
+    // Describing a plugin gets a short deadline: it should only return constants.
+    let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
+    let described = exports.clone();
+    let (tools, templates, prompts) = run_call(&name, &pre, describe_limits, CallScope::default(), move |store, instance| {
+        Box::pin(async move {
+            let tools = match &described.tools {
+                Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
+                None => Vec::new(),
+            };
+            let templates = match &described.resources {
+                Some(indices) => indices.load(&mut *store, &instance)?.call_list_resource_templates(&mut *store).await?,
+                None => Vec::new(),
+            };
+            let prompts = match &described.prompts {
+                Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
+                None => Vec::new(),
+            };
+            Ok((tools, templates, prompts))
+        })
+    })
+    .await
+    .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
+
+    let tools = tools
+        .into_iter()
+        .map(|tool| check_tool(&prefix, tool))
+        .collect::<Result<Vec<_>>>()
+        .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
+    for prompt in &prompts {
+        check_name(&prefix, "prompt", &prompt.name).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
+    }
+    for template in &templates {
+        check_name(&prefix, "resource template", &template.name)
+            .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
+    }
+    Ok(Plugin { name, prefix, path: path.to_owned(), pre, exports, tools, templates, prompts })
+}
+
+fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {
+    let component = pre.component();
+    let has = |name: &str| component.get_export_index(None, name).is_some();
+    // An export that is present but does not match our WIT (another version, other
+    // signatures) is an error, not an absence: the author meant to provide it.
+    Ok(Exports {
+        tools: has(export_names::TOOLS).then(|| tools::GuestIndices::new(pre)).transpose()?,
+        resources: has(export_names::RESOURCES).then(|| resources::GuestIndices::new(pre)).transpose()?,
+        prompts: has(export_names::PROMPTS).then(|| prompts::GuestIndices::new(pre)).transpose()?,
+        completion: has(export_names::COMPLETION).then(|| completion::GuestIndices::new(pre)).transpose()?,
+    })
+}
+
+fn check_name(prefix: &str, what: &str, name: &str) -> Result<()> {
+    let full = format!("{prefix}{name}");
+    if !valid_name(&full) {
+        bail!("{what} name `{full}` is invalid: use 1 to {MAX_NAME_LEN} characters of [A-Za-z0-9_.-], prefix included");
+    }
+    Ok(())
+}
+
+fn parse_schema(what: &str, tool: &str, text: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => bail!("{what} of tool `{tool}` is not a JSON object"),
+        Err(e) => bail!("{what} of tool `{tool}` is not valid JSON: {e}"),
+    }
+}
+
+fn check_tool(prefix: &str, descriptor: tools::Tool) -> Result<ToolInfo> {
+    check_name(prefix, "tool", &descriptor.name)?;
+    let input_schema = parse_schema("input schema", &descriptor.name, &descriptor.input_schema)?;
+    if input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        bail!("input schema of tool `{}` must have \"type\": \"object\"", descriptor.name);
+    }
+    let output_schema = descriptor
+        .output_schema
+        .as_deref()
+        .map(|text| parse_schema("output schema", &descriptor.name, text))
+        .transpose()?;
+    Ok(ToolInfo { descriptor, input_schema, output_schema })
+}
+
+/// What a component imports and exports, for `mcpbox inspect`.
+pub fn interface_names(engine: &Engine, component: &Component) -> (Vec<String>, Vec<String>) {
+    let ty = component.component_type();
+    let imports = ty.imports(engine).map(|(name, _)| name.to_owned()).collect();
+    let exports = ty
+        .exports(engine)
+        .map(|(name, item)| match item.ty {
+            ComponentItem::ComponentInstance(_) => name.to_owned(),
+            _ => format!("{name} (not an interface)"),
+        })
+        .collect();
+    (imports, exports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(plugin_name(Path::new("/x/my plugin.v2.wasm")), "my_plugin_v2");
+        assert!(valid_name("fs.read_file"));
+        assert!(!valid_name("fs/read"));
+        assert!(!valid_name(&"a".repeat(129)));
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds every guest (bundled plugins, test fixtures, examples) in release, then copies the
+# bundled plugins to target/plugins/ and the test fixtures to target/test-plugins/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup-wasm-toolchain.sh"
+"$root/scripts/cargo-wasip2" build --release --quiet --manifest-path "$root/plugins/Cargo.toml" --workspace
+out="$root/plugins/target/wasm32-wasip2/release"
+mkdir -p "$root/target/plugins" "$root/target/test-plugins"
+for plugin in fs conformance textstats; do
+  cp "$out/$plugin.wasm" "$root/target/plugins/"
+done
+for fixture in chaos tools_only hello; do
+  cp "$out/$fixture.wasm" "$root/target/test-plugins/"
+done

@@ -1,0 +1,268 @@
+//! Shared helpers: build the guests once, start the real `mcpbox` binary, talk JSON-RPC to it
+//! over its stdio like a client, and validate messages against the official MCP schemas.
+
+#![allow(dead_code, reason = "each test module uses a different subset of the helpers")]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a test waits for one message. Generous: a debug host compiles a guest in seconds
+/// the first time (the compile cache is shared by every server a test run starts).
+pub const WAIT: Duration = Duration::from_secs(60);
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// Builds every guest once per test process (cargo makes it a no-op when nothing changed).
+pub fn guests() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let root = repo_root();
+        let status = Command::new("bash")
+            .arg(root.join("scripts/build-guests.sh"))
+            .status()
+            .expect("cannot run scripts/build-guests.sh");
+        assert!(status.success(), "building the guest plugins failed");
+        root.join("target")
+    })
+}
+
+/// A bundled plugin (`fs`, `conformance`, `textstats`).
+pub fn plugin(name: &str) -> PathBuf {
+    guests().join("plugins").join(format!("{name}.wasm"))
+}
+
+/// A test fixture (`chaos`, `tools_only`, `hello`).
+pub fn fixture(name: &str) -> PathBuf {
+    guests().join("test-plugins").join(format!("{name}.wasm"))
+}
+
+fn cache_dir() -> PathBuf {
+    repo_root().join("target").join("test-compile-cache")
+}
+
+/// A running `mcpbox` and a JSON-RPC client for it.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+    /// Messages read while waiting for something else.
+    pub backlog: Vec<Value>,
+}
+
+impl Server {
+    /// Starts `mcpbox serve` with these arguments.
+    pub fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Server {
+        Self::start_command("serve", args)
+    }
+
+    pub fn start_command<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S]) -> Server {
+        guests();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+            .arg(command)
+            .args(args)
+            .env("MCPBOX_CACHE_DIR", cache_dir())
+            .env("MCPBOX_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot start mcpbox");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let mut pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let stdin = child.stdin.take();
+        Server { child, stdin, lines, stderr, next_id: 0, backlog: Vec::new() }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits until the server's log contains `text`.
+    pub fn wait_for_log(&self, text: &str, within: Duration) -> bool {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            if self.stderr().contains(text) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is closed");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line on stdout, which must be JSON.
+    pub fn read(&mut self, within: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(within) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:.200}\nstderr:\n{}", self.stderr()))),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// The next message for which `pick` holds; others go to the backlog.
+    pub fn read_until(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&pick) {
+            return self.backlog.remove(i);
+        }
+        let end = Instant::now() + WAIT;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let Some(message) = self.read(left) else {
+                panic!("no matching message within {WAIT:?}; backlog: {:?}\nstderr:\n{}", self.backlog, self.stderr());
+            };
+            if pick(&message) {
+                return message;
+            }
+            self.backlog.push(message);
+        }
+    }
+
+    pub fn fresh_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request and returns the whole response message (result or error).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.fresh_id();
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.read_until(|m| m["id"] == id && (m.get("result").is_some() || m.get("error").is_some()))
+    }
+
+    /// A request whose result is expected.
+    pub fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        assert!(response.get("error").is_none(), "{method} failed: {response}\nstderr:\n{}", self.stderr());
+        response["result"].clone()
+    }
+
+    /// The legacy handshake: `initialize` then `notifications/initialized`.
+    pub fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
+        let result = self.result(
+            "initialize",
+            json!({ "protocolVersion": version, "capabilities": capabilities, "clientInfo": { "name": "mcpbox-tests", "version": "1" } }),
+        );
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        result
+    }
+
+    /// Takes every notification with this method out of the backlog.
+    pub fn take_notifications(&mut self, method: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.backlog).into_iter().partition(|m| m["method"] == method);
+        self.backlog = kept;
+        taken
+    }
+
+    /// Waits for the process to exit and returns its exit status.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `_meta` of a 2026-07-28 request.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "mcpbox-tests", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// Adds the 2026-07-28 `_meta` to `params`.
+pub fn modern(mut params: Value) -> Value {
+    params.as_object_mut().unwrap().insert("_meta".into(), modern_meta());
+    params
+}
+
+/// The text of the first content block of a tool result.
+pub fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Validates `value` against definition `name` of the official MCP schema of `version`.
+pub fn assert_schema(version: &str, name: &str, value: &Value) {
+    type Validators = Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>;
+    static VALIDATORS: OnceLock<Validators> = OnceLock::new();
+    let key = (version.to_owned(), name.to_owned());
+    let validator = VALIDATORS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key)
+        .or_insert_with(|| {
+            let path = repo_root().join("tests/schemas").join(format!("{version}.json"));
+            let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let defs = if schema.get("$defs").is_some() { "$defs" } else { "definitions" };
+            assert!(schema[defs].get(name).is_some(), "schema {version} has no definition {name}");
+            schema.as_object_mut().unwrap().insert("$ref".into(), json!(format!("#/{defs}/{name}")));
+            Arc::new(jsonschema::validator_for(&schema).unwrap())
+        })
+        .clone();
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "not a valid {name} of MCP {version}: {errors:?}\nvalue: {value}");
+}
+
+/// A temporary directory tree for grants.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("mcpbox-test").tempdir().unwrap()
+}

@@ -1,0 +1,108 @@
+//! Loading plugin folders: prefixes, collisions, bad files, `inspect`, config errors.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::*;
+
+#[test]
+fn a_bad_plugin_is_reported_by_name_and_the_others_load() {
+    let dir = temp_dir();
+    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::write(dir.path().join("garbage.wasm"), b"definitely not wasm").unwrap();
+    // A minimal core module: magic and version only.
+    std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let mut server = Server::start(&[dir.path()]);
+    server.initialize("2025-06-18", json!({}));
+    let tools = server.result("tools/list", json!({}));
+    assert!(tools["tools"].as_array().unwrap().iter().all(|t| t["name"].as_str().unwrap().starts_with("fs.")));
+    assert!(!tools["tools"].as_array().unwrap().is_empty());
+    let log = server.stderr();
+    assert!(log.contains("garbage.wasm") && log.contains("not a valid WebAssembly component"), "{log}");
+    assert!(log.contains("core.wasm") && log.contains("core WebAssembly module, not a component"), "{log}");
+}
+
+#[test]
+fn a_name_collision_names_both_plugins() {
+    let a = temp_dir();
+    let b = temp_dir();
+    std::fs::copy(plugin("fs"), a.path().join("fs.wasm")).unwrap();
+    std::fs::copy(plugin("fs"), b.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("hello"), b.path().join("hello.wasm")).unwrap();
+    let mut server = Server::start(&[a.path(), b.path()]);
+    server.initialize("2025-06-18", json!({}));
+    let names: Vec<String> = server.result("tools/list", json!({}))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"hello.greet".to_owned()));
+    assert_eq!(names.iter().filter(|n| *n == "fs.read_file").count(), 1);
+    let log = server.stderr();
+    let first = a.path().join("fs.wasm").display().to_string();
+    let second = b.path().join("fs.wasm").display().to_string();
+    assert!(log.contains("same name") && log.contains(&first) && log.contains(&second), "{log}");
+}
+
+#[test]
+fn a_config_file_sets_prefixes_and_limits() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpbox.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "plugins = [{:?}]\n\n[limits]\ntimeout_ms = 500\n\n[plugin.chaos]\nprefix = \"\"\n",
+            fixture("chaos").display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    server.initialize("2025-06-18", json!({}));
+    let echo = server.result("tools/call", json!({ "name": "echo", "arguments": { "value": 5 } }));
+    assert_eq!(text(&echo), "5");
+    let slow = server.result("tools/call", json!({ "name": "sleep", "arguments": { "ms": 5000 } }));
+    assert_eq!(slow["isError"], true);
+    assert!(text(&slow).contains("time limit of 500 ms"), "{slow}");
+}
+
+#[test]
+fn a_bad_config_names_file_line_and_key() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpbox.toml");
+    std::fs::write(&config, "plugins = []\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n").unwrap();
+    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let status = server.wait_exit(Duration::from_secs(20)).expect("mcpbox should refuse the config");
+    assert!(!status.success());
+    let log = server.stderr();
+    assert!(log.contains(&format!("{}:5:1", config.display())) && log.contains("memroy_mib"), "{log}");
+}
+
+#[test]
+fn inspect_shows_exports_imports_and_descriptors() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .args(["inspect", "--json"])
+        .arg(plugin("conformance"))
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let description: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(description["exports"].as_array().unwrap().contains(&json!("mcpbox:plugin/tools@0.1.0")));
+    assert!(description["imports"].as_array().unwrap().contains(&json!("mcpbox:plugin/host@0.1.0")));
+    assert!(description["tools"].as_array().unwrap().iter().any(|t| t["name"] == "conformance.test_simple_text"));
+    assert_eq!(description["resourceTemplates"][0]["uriTemplate"], "test://template/{id}/data");
+    assert!(description["prompts"].as_array().unwrap().iter().any(|p| p["name"] == "conformance.test_prompt_with_arguments"));
+    assert!(description["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "test://static-text"));
+
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .arg("inspect")
+        .arg(fixture("tools_only"))
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("tools_only.ping: Answers pong"), "{text}");
+    assert!(!text.contains("mcpbox:plugin/resources"), "{text}");
+}

@@ -1,0 +1,65 @@
+//! MCP roots narrow what the operator granted; they never widen it.
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn granted(server: &mut Server) -> Value {
+    server.result("tools/call", json!({ "name": "chaos.granted" }))["structuredContent"]["dirs"].clone()
+}
+
+fn answer_roots(server: &mut Server, roots: Value) {
+    let request = server.read_until(|m| m["method"] == "roots/list");
+    server.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "roots": roots } }));
+}
+
+#[test]
+fn without_client_roots_the_operator_grants_apply() {
+    let allowed = temp_dir();
+    let mut server = Server::start(&[fixture("chaos").into_os_string(), "--root".into(), allowed.path().into()]);
+    server.initialize("2025-06-18", json!({}));
+    let dirs = granted(&mut server);
+    let name = allowed.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(dirs, json!([{ "name": name, "guest_path": format!("/roots/{name}"), "writable": false }]));
+}
+
+#[test]
+fn client_roots_select_inside_the_allowed_directories_and_follow_changes() {
+    let allowed = temp_dir();
+    let outside = temp_dir();
+    let first = allowed.path().join("first");
+    let second = allowed.path().join("second dir");
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::create_dir_all(&second).unwrap();
+    std::fs::write(second.join("f.txt"), "in second").unwrap();
+    std::fs::write(first.join("g.txt"), "in first").unwrap();
+
+    let mut server = Server::start(&[
+        fixture("chaos").into_os_string(),
+        plugin("fs").into_os_string(),
+        "--root-rw".into(),
+        allowed.path().into(),
+    ]);
+    server.initialize("2025-06-18", json!({ "roots": { "listChanged": true } }));
+    answer_roots(
+        &mut server,
+        json!([
+            { "uri": format!("file://{}", first.display()) },
+            { "uri": format!("file://{}", outside.path().display()), "name": "outside" },
+            { "uri": format!("file://{}/../..", first.display()), "name": "sneaky" },
+        ]),
+    );
+    assert_eq!(granted(&mut server), json!([{ "name": "first", "guest_path": "/roots/first", "writable": true }]));
+    assert!(server.wait_for_log("outside every directory the operator allowed", WAIT), "{}", server.stderr());
+
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }));
+    answer_roots(&mut server, json!([{ "uri": format!("file://{}", second.display()).replace(' ', "%20"), "name": "second" }]));
+    // Calls after the change see the new roots only.
+    let read = server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/second/f.txt" } }));
+    assert_eq!(text(&read), "in second");
+    let gone = server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/first/g.txt" } }));
+    assert_eq!(gone["isError"], true);
+    let resources = server.result("resources/list", json!({}));
+    let uris: Vec<&str> = resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["file:///roots/second/f.txt"]);
+}

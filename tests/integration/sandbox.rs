@@ -1,0 +1,181 @@
+//! Each call runs in a fresh sandbox: failures become results that name the plugin, limits
+//! hold, output is captured, the filesystem is exactly the grants, cancellation interrupts.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn chaos(extra: &[&str]) -> Server {
+    let mut args = vec![fixture("chaos").into_os_string(), plugin("conformance").into_os_string()];
+    args.extend(extra.iter().map(Into::into));
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    server
+}
+
+fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
+}
+
+#[test]
+fn a_trapping_guest_becomes_an_error_result_and_the_host_goes_on() {
+    let mut server = chaos(&[]);
+    let result = call_tool(&mut server, "chaos.panic", json!({ "message": "boom at the disco" }));
+    assert_eq!(result["isError"], true);
+    let message = text(&result);
+    assert!(message.contains("plugin `chaos` crashed") && message.contains("boom at the disco"), "{message}");
+    assert_eq!(text(&call_tool(&mut server, "chaos.echo", json!({ "value": "still here" }))), "\"still here\"");
+}
+
+#[test]
+fn an_endless_loop_hits_the_deadline_while_other_calls_proceed() {
+    let mut server = chaos(&["--timeout", "2"]);
+    let started = Instant::now();
+    let looping = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": looping, "method": "tools/call", "params": { "name": "chaos.loop_forever" } }));
+    // Meanwhile another plugin answers at once.
+    let quick = call_tool(&mut server, "conformance.test_simple_text", json!({}));
+    assert_eq!(quick["isError"], false);
+    assert!(started.elapsed() < Duration::from_secs(2), "a looping guest must not hold up other calls");
+    let result = server.read_until(|m| m["id"] == looping)["result"].clone();
+    let elapsed = started.elapsed();
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("plugin `chaos` exceeded its time limit of 2 s"), "{result}");
+    assert!(elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(10), "{elapsed:?}");
+}
+
+#[test]
+fn endless_allocation_hits_the_memory_limit() {
+    let mut server = chaos(&["--memory", "64"]);
+    let result = call_tool(&mut server, "chaos.alloc_forever", json!({}));
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("plugin `chaos` exceeded its memory limit of 64 MiB"), "{result}");
+    assert_eq!(call_tool(&mut server, "chaos.echo", json!({ "value": 1 }))["isError"], false);
+}
+
+#[test]
+fn guest_stdout_never_reaches_the_protocol_stream() {
+    let mut server = chaos(&[]);
+    // Server::read panics on any stdout line that is not JSON, so a leak fails here.
+    let result = call_tool(&mut server, "chaos.stdout_flood", json!({ "bytes": 2_000_000 }));
+    assert_eq!(text(&result), "flooded");
+    assert!(server.call("ping", json!({}))["result"].is_object());
+    assert!(server.wait_for_log("chaos wrote 2000000 bytes to stdout", WAIT), "stderr lines are logged with the plugin");
+    assert!(server.wait_for_log("dropped", WAIT), "the flood beyond the log budget is dropped and counted");
+}
+
+#[test]
+fn the_guest_sees_no_environment_and_no_arguments() {
+    let mut server = chaos(&[]);
+    let result = call_tool(&mut server, "chaos.environment", json!({}));
+    assert_eq!(result["structuredContent"], json!({ "env": [], "args": [] }));
+}
+
+#[test]
+fn the_filesystem_is_exactly_the_grants() {
+    let outer = temp_dir();
+    let granted = outer.path().join("granted");
+    let writable = outer.path().join("writable");
+    std::fs::create_dir_all(&granted).unwrap();
+    std::fs::create_dir_all(&writable).unwrap();
+    std::fs::write(granted.join("inside.txt"), "inside").unwrap();
+    std::fs::write(outer.path().join("secret.txt"), "TOP SECRET").unwrap();
+    std::os::unix::fs::symlink(outer.path().join("secret.txt"), granted.join("link")).unwrap();
+    std::os::unix::fs::symlink("..", granted.join("up")).unwrap();
+    let secret_path = outer.path().join("secret.txt").display().to_string();
+
+    let mut server = Server::start(&[
+        fixture("chaos").into_os_string(),
+        plugin("fs").into_os_string(),
+        "--root".into(),
+        granted.clone().into_os_string(),
+        "--root-rw".into(),
+        writable.clone().into_os_string(),
+    ]);
+    server.initialize("2025-06-18", json!({}));
+
+    let inside = call_tool(&mut server, "fs.read_file", json!({ "path": "/roots/granted/inside.txt" }));
+    assert_eq!(text(&inside), "inside");
+
+    for path in [
+        "/roots/granted/../secret.txt".to_owned(),
+        "/roots/granted/link".to_owned(),
+        "/roots/granted/up/secret.txt".to_owned(),
+        secret_path.clone(),
+        "/etc/passwd".to_owned(),
+        "granted/../../secret.txt".to_owned(),
+    ] {
+        for tool in ["fs.read_file", "chaos.read_path"] {
+            let result = call_tool(&mut server, tool, json!({ "path": path }));
+            assert_eq!(result["isError"], true, "{tool} read {path}: {result}");
+            assert!(!result.to_string().contains("TOP SECRET"), "{tool} escaped with {path}");
+        }
+    }
+
+    // Read-only grants stay unwritten, whether the plugin checks or not.
+    let denied = call_tool(&mut server, "fs.write_file", json!({ "path": "/roots/granted/new.txt", "content": "x" }));
+    assert_eq!(denied["isError"], true);
+    let raw = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/granted/raw.txt", "content": "x" }));
+    assert_eq!(raw["isError"], true, "{raw}");
+    assert!(!granted.join("new.txt").exists() && !granted.join("raw.txt").exists());
+    let over = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/granted/inside.txt", "content": "changed" }));
+    assert_eq!(over["isError"], true);
+    assert_eq!(std::fs::read_to_string(granted.join("inside.txt")).unwrap(), "inside");
+
+    // Writable grants take writes, and only inside.
+    let wrote = call_tool(&mut server, "fs.write_file", json!({ "path": "/roots/writable/out.txt", "content": "hello" }));
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    assert_eq!(std::fs::read_to_string(writable.join("out.txt")).unwrap(), "hello");
+    let escape = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/writable/../escaped.txt", "content": "x" }));
+    assert_eq!(escape["isError"], true);
+    assert!(!outer.path().join("escaped.txt").exists());
+    assert!(!outer.path().join("roots").exists());
+}
+
+#[test]
+fn cancellation_interrupts_the_running_guest() {
+    let mut server = chaos(&[]);
+    // A guest that computes (only an epoch interrupt stops it)...
+    let spinning = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": spinning, "method": "tools/call",
+        "params": { "name": "chaos.spin", "arguments": { "ms": 120000 } } }));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": spinning, "reason": "test" } }));
+    assert!(server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)), "{}", server.stderr());
+
+    // ...and one that waits in the host, cancelled with the `$/cancelRequest` spelling.
+    let sleeping = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": sleeping, "method": "tools/call",
+        "params": { "name": "chaos.sleep", "arguments": { "ms": 120000 } } }));
+    std::thread::sleep(Duration::from_millis(300));
+    server.send(&json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": sleeping } }));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.stderr().matches("call to plugin `chaos` was cancelled").count() < 2 {
+        assert!(Instant::now() < deadline, "the sleeping guest was not interrupted:\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Cancelled requests get no response, and the server goes on.
+    assert_eq!(call_tool(&mut server, "chaos.echo", json!({ "value": 2 }))["isError"], false);
+    assert!(server.backlog.iter().all(|m| m["id"] != spinning && m["id"] != sleeping), "{:?}", server.backlog);
+}
+
+#[test]
+fn concurrent_calls_each_get_their_own_instance() {
+    let mut server = chaos(&[]);
+    let started = Instant::now();
+    let ids: Vec<i64> = (0..8)
+        .map(|_| {
+            let id = server.fresh_id();
+            server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "chaos.sleep", "arguments": { "ms": 1000 } } }));
+            id
+        })
+        .collect();
+    for id in ids {
+        assert_eq!(text(&server.read_until(|m| m["id"] == id)["result"]), "slept");
+    }
+    // Sleeping guests wait on the host, so eight of them overlap rather than queue.
+    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+}
