@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state_dir="$root/.tools"
 state="$state_dir/wasm-toolchain"
-mode=auto
+mode=${MCPBOX_WASM_TOOLCHAIN:-auto}
 selftest=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,7 +58,8 @@ setup_debian() {
   local work
   work=$(mktemp -d)
   mkdir -p "$work/src"
-  printf '[package]\nname = "stdbuild"\nversion = "0.0.0"\nedition = "2021"\n[lib]\ncrate-type = ["cdylib"]\n' >"$work/Cargo.toml"
+  # An rlib: building it compiles std without linking anything (libc is not in place yet).
+  printf '[package]\nname = "stdbuild"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n' >"$work/Cargo.toml"
   echo 'pub fn f() -> usize { std::env::args().count() }' >"$work/src/lib.rs"
   (
     cd "$work"
@@ -70,7 +71,7 @@ setup_debian() {
   $sudo cp "$work"/target/wasm32-wasip2/release/deps/*.rlib "$debian_sysroot_lib/"
   # std links against wasi-libc; rustc looks for it (and the crt objects) in self-contained/.
   local libc_dir
-  libc_dir=$(dirname "$(find /usr/lib -path '*wasm32-wasi*' -name libc.a | head -n 1)")
+  libc_dir=/usr/lib/wasm32-wasi
   $sudo cp "$libc_dir"/*.a "$libc_dir"/*.o "$debian_sysroot_lib/self-contained/" 2>/dev/null || true
   /usr/bin/rustc -vV | sed -n 's/^commit-hash: //p' | $sudo tee "$debian_sysroot_lib/.mcpbox-stamp" >/dev/null
   rm -rf "$work"

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The test command (README): sets up the wasm toolchain, builds the guests, checks formatting
-# and lints, and runs every test of the host against real components.
+# and lints (host and guests), and runs every test of the host against real components.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/build-guests.sh
 cargo fmt --all -- --check
+(cd plugins && cargo fmt --all -- --check)
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# Clippy for guests needs rustup's toolchain (Debian's rustc-web ships no clippy).
+if [ "$(cat .tools/wasm-toolchain)" = rustup ]; then
+  scripts/cargo-wasip2 clippy --release --quiet --manifest-path plugins/Cargo.toml --workspace -- -D warnings
+fi
 cargo test --workspace

@@ -83,7 +83,12 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<LoadProblem>) {
 impl Catalog {
     /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is
     /// reported in the problems and the others load.
-    pub async fn load(engine: &Engine, paths: &[PathBuf], prefixes: &PrefixOverrides, limits: Limits) -> (Catalog, Vec<LoadProblem>) {
+    pub async fn load(
+        engine: &Engine,
+        paths: &[PathBuf],
+        prefixes: &PrefixOverrides,
+        limits: Limits,
+    ) -> (Catalog, Vec<LoadProblem>) {
         let (files, mut problems) = discover(paths);
         let linker = match plugin::make_linker(engine) {
             Ok(linker) => Arc::new(linker),
@@ -116,7 +121,8 @@ impl Catalog {
             let (path, loaded) = match task.await {
                 Ok(result) => result,
                 Err(e) => {
-                    problems.push(LoadProblem { path: PathBuf::new(), error: anyhow!("plugin loader task failed: {e}") });
+                    problems
+                        .push(LoadProblem { path: PathBuf::new(), error: anyhow!("plugin loader task failed: {e}") });
                     continue;
                 }
             };
@@ -180,7 +186,8 @@ impl Catalog {
     }
 
     fn check_unique<T>(&self, what: &str, plugin: &Plugin, existing: &[Entry<T>], new: &[Entry<T>]) -> Result<()> {
-        let mut seen: BTreeMap<&str, &Plugin> = existing.iter().map(|e| (e.name.as_str(), &*self.plugins[e.plugin])).collect();
+        let mut seen: BTreeMap<&str, &Plugin> =
+            existing.iter().map(|e| (e.name.as_str(), &*self.plugins[e.plugin])).collect();
         for entry in new {
             if let Some(other) = seen.insert(&entry.name, plugin) {
                 return Err(anyhow!(
@@ -238,19 +245,28 @@ impl Catalog {
     }
 
     /// Calls a tool. `None` if no tool has that name.
-    pub async fn call_tool(&self, name: &str, arguments: String, scope: CallScope) -> Option<Result<tools::CallResult, CallError>> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: String,
+        scope: CallScope,
+    ) -> Option<Result<tools::CallResult, CallError>> {
         let entry = self.tool(name)?;
         let plugin = self.plugins[entry.plugin].clone();
         let local = entry.item.descriptor.name.clone();
         let indices = plugin.exports.tools.clone()?;
         let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-            Box::pin(async move { indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await })
+            Box::pin(async move {
+                indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+            })
         })
         .await;
         let name = plugin.name.clone();
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
-                tools::ToolError::UnknownTool(message) => CallError::NotFound { plugin: name, what: "tool", name: message },
+                tools::ToolError::UnknownTool(message) => {
+                    CallError::NotFound { plugin: name, what: "tool", name: message }
+                }
                 tools::ToolError::InvalidArguments(message) => CallError::InvalidArguments { plugin: name, message },
                 tools::ToolError::Failed(message) => CallError::Failed { plugin: name, message },
             })
@@ -273,13 +289,13 @@ impl Catalog {
 
     /// Reads a resource: plugins with a template that could match `uri` are asked first, then
     /// the other resource plugins; the first that knows the URI answers.
-    pub async fn read_resource(&self, uri: &str, scope: &CallScope) -> Result<Vec<resources::ResourceContents>, CallError> {
-        let mut candidates: Vec<usize> = self
-            .templates
-            .iter()
-            .filter(|t| template_may_match(&t.item.uri_template, uri))
-            .map(|t| t.plugin)
-            .collect();
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        scope: &CallScope,
+    ) -> Result<Vec<resources::ResourceContents>, CallError> {
+        let mut candidates: Vec<usize> =
+            self.templates.iter().filter(|t| template_may_match(&t.item.uri_template, uri)).map(|t| t.plugin).collect();
         candidates.dedup();
         for (index, plugin) in self.plugins.iter().enumerate() {
             if plugin.exports.resources.is_some() && !candidates.contains(&index) {
@@ -291,7 +307,9 @@ impl Catalog {
             let Some(indices) = plugin.exports.resources.clone() else { continue };
             let owned_uri = uri.to_owned();
             let result = run_call(&plugin.name, &plugin.pre, self.limits, scope.clone(), move |store, instance| {
-                Box::pin(async move { indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await })
+                Box::pin(async move {
+                    indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
+                })
             })
             .await?;
             match result {
@@ -317,14 +335,20 @@ impl Catalog {
         let local = entry.item.name.clone();
         let indices = plugin.exports.prompts.clone()?;
         let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-            Box::pin(async move { indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await })
+            Box::pin(async move {
+                indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await
+            })
         })
         .await;
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
-                prompts::PromptError::UnknownPrompt(message) => CallError::NotFound { plugin: plugin_name, what: "prompt", name: message },
-                prompts::PromptError::InvalidArguments(message) => CallError::InvalidArguments { plugin: plugin_name, message },
+                prompts::PromptError::UnknownPrompt(message) => {
+                    CallError::NotFound { plugin: plugin_name, what: "prompt", name: message }
+                }
+                prompts::PromptError::InvalidArguments(message) => {
+                    CallError::InvalidArguments { plugin: plugin_name, message }
+                }
                 prompts::PromptError::Failed(message) => CallError::Failed { plugin: plugin_name, message },
             })
         }))
@@ -379,7 +403,9 @@ pub async fn load_one(engine: &Engine, path: &Path, limits: Limits) -> Result<Pl
     let linker = plugin::make_linker(engine)?;
     let engine = engine.clone();
     let owned = path.to_owned();
-    let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &owned)).await.context("compiler task failed")??;
+    let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &owned))
+        .await
+        .context("compiler task failed")??;
     let name = plugin::plugin_name(path);
     plugin::load(&linker, component, path, name.clone().into(), format!("{name}."), limits).await
 }

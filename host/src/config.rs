@@ -129,8 +129,9 @@ impl Settings {
         let mut roots = Vec::new();
         for root in &file.roots {
             let path = base.join(&root.path);
-            let dir = AllowedDir::new(&path, root.name.clone(), root.writable)
-                .with_context(|| format!("{}: in [[roots]]", args.config.as_deref().unwrap_or(Path::new("")).display()))?;
+            let dir = AllowedDir::new(&path, root.name.clone(), root.writable).with_context(|| {
+                format!("{}: in [[roots]]", args.config.as_deref().unwrap_or(Path::new("")).display())
+            })?;
             roots.push(dir);
         }
         for path in &args.roots {
@@ -151,9 +152,11 @@ impl Settings {
             limits.timeout = Duration::from_secs_f64(seconds);
         }
         if let Some(mib) = args.memory.or(file.limits.memory_mib) {
-            limits.memory_bytes = mib.checked_mul(1 << 20).ok_or_else(|| anyhow!("memory limit of {mib} MiB is too large"))?;
+            limits.memory_bytes =
+                mib.checked_mul(1 << 20).ok_or_else(|| anyhow!("memory limit of {mib} MiB is too large"))?;
         }
-        let max_message_bytes = args.max_message_bytes.or(file.limits.max_message_bytes).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+        let max_message_bytes =
+            args.max_message_bytes.or(file.limits.max_message_bytes).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
 
         let cache_enabled = !args.no_cache && file.cache.enabled.unwrap_or(true);
         let cache_dir = args.cache_dir.clone().or(file.cache.dir.map(|d| base.join(d))).or_else(default_cache_dir);

@@ -59,7 +59,11 @@ pub async fn describe(engine: &Engine, path: &Path, limits: Limits) -> Result<Va
 pub fn render(description: &Value) -> String {
     let mut out = String::new();
     let list = |key: &str| description[key].as_array().cloned().unwrap_or_default();
-    out += &format!("plugin {} ({})\n", description["plugin"].as_str().unwrap_or("?"), description["path"].as_str().unwrap_or("?"));
+    out += &format!(
+        "plugin {} ({})\n",
+        description["plugin"].as_str().unwrap_or("?"),
+        description["path"].as_str().unwrap_or("?")
+    );
     out += "\nexports:\n";
     for e in list("exports") {
         out += &format!("  {}\n", e.as_str().unwrap_or_default());
@@ -70,7 +74,11 @@ pub fn render(description: &Value) -> String {
     }
     out += &format!("\ntools ({}):\n", list("tools").len());
     for t in list("tools") {
-        out += &format!("  {}: {}\n", t["name"].as_str().unwrap_or_default(), t["description"].as_str().unwrap_or_default());
+        out += &format!(
+            "  {}: {}\n",
+            t["name"].as_str().unwrap_or_default(),
+            t["description"].as_str().unwrap_or_default()
+        );
         out += &format!("    input schema: {}\n", t["inputSchema"]);
         if !t["outputSchema"].is_null() {
             out += &format!("    output schema: {}\n", t["outputSchema"]);
@@ -82,15 +90,34 @@ pub fn render(description: &Value) -> String {
     }
     out += &format!("\nresource templates ({}):\n", list("resourceTemplates").len());
     for t in list("resourceTemplates") {
-        out += &format!("  {}: {}\n", t["name"].as_str().unwrap_or_default(), t["uriTemplate"].as_str().unwrap_or_default());
+        out += &format!(
+            "  {}: {}\n",
+            t["name"].as_str().unwrap_or_default(),
+            t["uriTemplate"].as_str().unwrap_or_default()
+        );
     }
     out += &format!("\nprompts ({}):\n", list("prompts").len());
     for p in list("prompts") {
         let args: Vec<String> = p["arguments"]
             .as_array()
-            .map(|a| a.iter().map(|a| format!("{}{}", a["name"].as_str().unwrap_or_default(), if a["required"] == true { "" } else { "?" })).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|a| {
+                        format!(
+                            "{}{}",
+                            a["name"].as_str().unwrap_or_default(),
+                            if a["required"] == true { "" } else { "?" }
+                        )
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
-        out += &format!("  {}({}): {}\n", p["name"].as_str().unwrap_or_default(), args.join(", "), p["description"].as_str().unwrap_or_default());
+        out += &format!(
+            "  {}({}): {}\n",
+            p["name"].as_str().unwrap_or_default(),
+            args.join(", "),
+            p["description"].as_str().unwrap_or_default()
+        );
     }
     out
 }

@@ -39,7 +39,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_env("MCPBOX_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
         )
         .init();
     let cli = Cli::parse();
@@ -88,7 +89,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         tracing::warn!("no plugin loaded: the server offers nothing");
     }
     let shared = Shared::new(catalog, settings.roots, settings.page_size).context("cannot describe the plugins")?;
-    mcpbox::mcp::stdio::serve(McpServer::new(shared), tokio::io::stdin(), tokio::io::stdout(), settings.max_message_bytes).await
+    mcpbox::mcp::stdio::serve(
+        McpServer::new(shared),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        settings.max_message_bytes,
+    )
+    .await
 }
 
 async fn inspect(file: PathBuf, json: bool) -> Result<()> {

@@ -61,10 +61,8 @@ pub fn make_linker(engine: &Engine) -> Result<Linker<HostState>> {
 /// The plugin name a file gets: its stem, with characters outside `[A-Za-z0-9_-]` replaced.
 pub fn plugin_name(path: &Path) -> String {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let name: String = stem
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
+    let name: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     if name.is_empty() { "plugin".to_owned() } else { name }
 }
 
@@ -79,9 +77,13 @@ pub fn valid_name(name: &str) -> bool {
 pub fn compile(engine: &Engine, path: &Path) -> Result<Component> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0] {
-        bail!("{} is a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with `wasm-tools component new`)", path.display());
+        bail!(
+            "{} is a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with `wasm-tools component new`)",
+            path.display()
+        );
     }
-    Component::new(engine, &bytes).map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
+    Component::new(engine, &bytes)
+        .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
 }
 
 /// Links, inspects and describes a compiled plugin.
@@ -94,7 +96,10 @@ pub async fn load(
     limits: Limits,
 ) -> Result<Plugin> {
     let pre = linker.instantiate_pre(&component).map_err(|e| {
-        anyhow!("plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2) and mcpbox:plugin/host@0.1.0", path.display())
+        anyhow!(
+            "plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2) and mcpbox:plugin/host@0.1.0",
+            path.display()
+        )
     })?;
     let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
@@ -109,25 +114,28 @@ pub async fn load(
     // Describing a plugin gets a short deadline: it should only return constants.
     let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
     let described = exports.clone();
-    let (tools, templates, prompts) = run_call(&name, &pre, describe_limits, CallScope::default(), move |store, instance| {
-        Box::pin(async move {
-            let tools = match &described.tools {
-                Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
-                None => Vec::new(),
-            };
-            let templates = match &described.resources {
-                Some(indices) => indices.load(&mut *store, &instance)?.call_list_resource_templates(&mut *store).await?,
-                None => Vec::new(),
-            };
-            let prompts = match &described.prompts {
-                Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
-                None => Vec::new(),
-            };
-            Ok((tools, templates, prompts))
+    let (tools, templates, prompts) =
+        run_call(&name, &pre, describe_limits, CallScope::default(), move |store, instance| {
+            Box::pin(async move {
+                let tools = match &described.tools {
+                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
+                    None => Vec::new(),
+                };
+                let templates = match &described.resources {
+                    Some(indices) => {
+                        indices.load(&mut *store, &instance)?.call_list_resource_templates(&mut *store).await?
+                    }
+                    None => Vec::new(),
+                };
+                let prompts = match &described.prompts {
+                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
+                    None => Vec::new(),
+                };
+                Ok((tools, templates, prompts))
+            })
         })
-    })
-    .await
-    .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
+        .await
+        .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
 
     let tools = tools
         .into_iter()

@@ -23,9 +23,8 @@ pub struct AllowedDir {
 impl AllowedDir {
     /// Canonicalizes `path`, which must be an existing directory.
     pub fn new(path: &Path, name: Option<String>, writable: bool) -> Result<Self> {
-        let canonical = path
-            .canonicalize()
-            .with_context(|| format!("root directory {} does not exist", path.display()))?;
+        let canonical =
+            path.canonicalize().with_context(|| format!("root directory {} does not exist", path.display()))?;
         if !canonical.is_dir() {
             bail!("root {} is not a directory", path.display());
         }
@@ -52,10 +51,7 @@ pub struct ClientRoot {
 /// Grants for every directory the operator allows (no client narrowing).
 pub fn operator_grants(allowed: &[AllowedDir]) -> Vec<Grant> {
     let mut names = UniqueNames::default();
-    allowed
-        .iter()
-        .map(|dir| make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable))
-        .collect()
+    allowed.iter().map(|dir| make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)).collect()
 }
 
 /// Grants for the client's roots that lie inside an allowed directory. Returns the grants and,
@@ -89,10 +85,7 @@ pub fn client_grants(allowed: &[AllowedDir], roots: &[ClientRoot]) -> (Vec<Grant
             .filter(|dir| canonical.starts_with(&dir.path))
             .max_by_key(|dir| dir.path.components().count());
         let Some(container) = container else {
-            refused.push(format!(
-                "client root {} is outside every directory the operator allowed",
-                root.uri
-            ));
+            refused.push(format!("client root {} is outside every directory the operator allowed", root.uri));
             continue;
         };
         if grants.iter().any(|g| g.host_path == canonical) {
@@ -111,12 +104,7 @@ fn make_grant(names: &mut UniqueNames, name: Option<&str>, path: &Path, writable
         .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let name = names.claim(&sanitize(&base));
-    Grant {
-        guest_path: format!("{GUEST_ROOTS}/{name}"),
-        name,
-        host_path: path.to_owned(),
-        writable,
-    }
+    Grant { guest_path: format!("{GUEST_ROOTS}/{name}"), name, host_path: path.to_owned(), writable }
 }
 
 fn sanitize(name: &str) -> String {

@@ -47,9 +47,7 @@ pub mod bindings {
     });
 }
 
-pub use bindings::exports::mcpbox::plugin::completion::{
-    CompletionRequest, CompletionResult, Reference,
-};
+pub use bindings::exports::mcpbox::plugin::completion::{CompletionRequest, CompletionResult, Reference};
 pub use bindings::exports::mcpbox::plugin::prompts::{PromptMessage, PromptResult};
 pub use bindings::exports::mcpbox::plugin::tools::{CallResult, ToolAnnotations};
 pub use bindings::mcpbox::plugin::host::GrantedDir;
@@ -61,8 +59,8 @@ pub use bindings::mcpbox::plugin::types::{
 pub mod prelude {
     pub use crate::content::{audio, blob_resource, image, link, text, text_resource};
     pub use crate::{
-        CallResult, Content, Error, Json, LogLevel, NoArgs, Plugin, Prompt, PromptArgs, PromptResult,
-        Resource, ResourceContents, ResourceTemplate, Role, Tool, TemplateVars,
+        CallResult, Content, Error, Json, LogLevel, NoArgs, Plugin, Prompt, PromptArgs, PromptResult, Resource,
+        ResourceContents, ResourceTemplate, Role, TemplateVars, Tool,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -71,9 +69,7 @@ pub mod prelude {
 
 /// Constructors for content blocks.
 pub mod content {
-    use crate::bindings::mcpbox::plugin::types::{
-        EmbeddedResource, MediaContent, ResourceLink, TextContent,
-    };
+    use crate::bindings::mcpbox::plugin::types::{EmbeddedResource, MediaContent, ResourceLink, TextContent};
     use crate::{Content, ResourceBody, ResourceContents};
 
     /// A text block.
@@ -83,20 +79,12 @@ pub mod content {
 
     /// An image from its raw bytes, e.g. `image(png_bytes, "image/png")`.
     pub fn image(data: impl Into<Vec<u8>>, mime_type: &str) -> Content {
-        Content::Image(MediaContent {
-            data: data.into(),
-            mime_type: mime_type.to_owned(),
-            annotations: None,
-        })
+        Content::Image(MediaContent { data: data.into(), mime_type: mime_type.to_owned(), annotations: None })
     }
 
     /// An audio clip from its raw bytes, e.g. `audio(wav_bytes, "audio/wav")`.
     pub fn audio(data: impl Into<Vec<u8>>, mime_type: &str) -> Content {
-        Content::Audio(MediaContent {
-            data: data.into(),
-            mime_type: mime_type.to_owned(),
-            annotations: None,
-        })
+        Content::Audio(MediaContent { data: data.into(), mime_type: mime_type.to_owned(), annotations: None })
     }
 
     /// An embedded text resource.

@@ -318,10 +318,8 @@ impl PromptResult {
     }
     /// A prompt result of several user messages.
     pub fn user_messages(contents: Vec<Content>) -> Self {
-        let messages = contents
-            .into_iter()
-            .map(|content| crate::PromptMessage { role: crate::Role::User, content })
-            .collect();
+        let messages =
+            contents.into_iter().map(|content| crate::PromptMessage { role: crate::Role::User, content }).collect();
         PromptResult { description: None, messages }
     }
 }
@@ -438,10 +436,8 @@ pub mod __rt {
     pub fn read_resource(plugin: &Plugin, uri: &str) -> Result<Vec<ResourceContents>, resources::ResourceError> {
         let result = if let Some((_, read)) = plugin.resources.iter().find(|(r, _)| r.uri == uri) {
             read(uri)
-        } else if let Some((_, vars, read)) = plugin
-            .templates
-            .iter()
-            .find_map(|(_, t, read)| t.matches(uri).map(|vars| ((), vars, read)))
+        } else if let Some((_, vars, read)) =
+            plugin.templates.iter().find_map(|(_, t, read)| t.matches(uri).map(|vars| ((), vars, read)))
         {
             read(uri, &vars)
         } else if let Some((_, read)) = &plugin.dynamic {
@@ -468,9 +464,7 @@ pub mod __rt {
             return Err(prompts::PromptError::UnknownPrompt(format!("no prompt named `{name}`")));
         };
         let args = PromptArgs(arguments.into_iter().collect());
-        if let Some(missing) =
-            prompt.descriptor.arguments.iter().find(|a| a.required && args.get(&a.name).is_none())
-        {
+        if let Some(missing) = prompt.descriptor.arguments.iter().find(|a| a.required && args.get(&a.name).is_none()) {
             return Err(prompts::PromptError::InvalidArguments(format!(
                 "missing required argument `{}`",
                 missing.name
@@ -486,11 +480,7 @@ pub mod __rt {
         let mut values = plugin.completer.as_ref().map(|c| c(&request)).unwrap_or_default();
         let total = values.len();
         values.truncate(100);
-        Ok(completion::CompletionResult {
-            has_more: total > values.len(),
-            total: Some(total as u32),
-            values,
-        })
+        Ok(completion::CompletionResult { has_more: total > values.len(), total: Some(total as u32), values })
     }
 }
 

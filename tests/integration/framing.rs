@@ -41,17 +41,23 @@ fn malformed_lines_get_errors_and_the_server_goes_on() {
 fn split_and_coalesced_messages_both_work() {
     let mut server = Server::start(&[plugin("conformance")]);
     server.initialize("2025-06-18", json!({}));
-    let message = br#"{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"conformance.test_simple_text"}}"#;
+    let message =
+        br#"{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"conformance.test_simple_text"}}"#;
     for piece in message.chunks(7) {
         server.send_raw(piece);
         std::thread::sleep(Duration::from_millis(2));
     }
     server.send_raw(b"\n");
-    assert_eq!(text(&server.read_until(|m| m["id"] == "split")["result"]), "This is a simple text response for testing.");
+    assert_eq!(
+        text(&server.read_until(|m| m["id"] == "split")["result"]),
+        "This is a simple text response for testing."
+    );
 
     let mut burst = Vec::new();
     for id in 0..20 {
-        burst.extend_from_slice(json!({ "jsonrpc": "2.0", "id": format!("b{id}"), "method": "ping" }).to_string().as_bytes());
+        burst.extend_from_slice(
+            json!({ "jsonrpc": "2.0", "id": format!("b{id}"), "method": "ping" }).to_string().as_bytes(),
+        );
         burst.push(b'\n');
     }
     server.send_raw(&burst);
@@ -63,7 +69,8 @@ fn split_and_coalesced_messages_both_work() {
 
 #[test]
 fn an_oversized_line_gets_an_error_not_a_hang() {
-    let mut server = Server::start(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
+    let mut server =
+        Server::start(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
     server.initialize("2025-06-18", json!({}));
     let huge = json!({ "jsonrpc": "2.0", "id": "big", "method": "tools/call",
         "params": { "name": "conformance.test_simple_text", "arguments": { "pad": "x".repeat(100_000) } } });

@@ -93,7 +93,13 @@ fn inspect_shows_exports_imports_and_descriptors() {
     assert!(description["imports"].as_array().unwrap().contains(&json!("mcpbox:plugin/host@0.1.0")));
     assert!(description["tools"].as_array().unwrap().iter().any(|t| t["name"] == "conformance.test_simple_text"));
     assert_eq!(description["resourceTemplates"][0]["uriTemplate"], "test://template/{id}/data");
-    assert!(description["prompts"].as_array().unwrap().iter().any(|p| p["name"] == "conformance.test_prompt_with_arguments"));
+    assert!(
+        description["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "conformance.test_prompt_with_arguments")
+    );
     assert!(description["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "test://static-text"));
 
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))

@@ -5,5 +5,6 @@ mod common;
 mod framing;
 mod loading;
 mod protocol;
+mod real_client;
 mod roots;
 mod sandbox;

@@ -84,7 +84,8 @@ fn legacy_methods_all_answer_schema_valid_results() {
 
     let resources = server.result("resources/list", json!({}));
     assert_schema(v, "ListResourcesResult", &resources);
-    let uris: Vec<&str> = resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    let uris: Vec<&str> =
+        resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
     assert_eq!(uris, ["test://static-binary", "test://static-text", "test://watched-resource"]);
 
     let templates = server.result("resources/templates/list", json!({}));
@@ -111,7 +112,8 @@ fn legacy_methods_all_answer_schema_valid_results() {
     );
     assert_schema(v, "GetPromptResult", &with_args);
     assert_eq!(with_args["messages"][0]["content"]["text"], "Prompt with arguments: arg1='hello', arg2='world'");
-    let missing_arg = server.call("prompts/get", json!({ "name": "conformance.test_prompt_with_arguments", "arguments": { "arg1": "x" } }));
+    let missing_arg = server
+        .call("prompts/get", json!({ "name": "conformance.test_prompt_with_arguments", "arguments": { "arg1": "x" } }));
     assert_eq!(missing_arg["error"]["code"], -32602, "{missing_arg}");
     let embedded = server.result(
         "prompts/get",
@@ -227,12 +229,8 @@ fn modern_stateless_requests_work_without_initialize() {
 
 #[test]
 fn pagination_is_stateless_and_survives_a_restart() {
-    let args = [
-        plugin("conformance").into_os_string(),
-        fixture("chaos").into_os_string(),
-        "--page-size".into(),
-        "4".into(),
-    ];
+    let args =
+        [plugin("conformance").into_os_string(), fixture("chaos").into_os_string(), "--page-size".into(), "4".into()];
     let mut first = Server::start(&args);
     first.initialize("2025-06-18", json!({}));
     let all: Vec<Value> = {

@@ -53,13 +53,19 @@ fn client_roots_select_inside_the_allowed_directories_and_follow_changes() {
     assert!(server.wait_for_log("outside every directory the operator allowed", WAIT), "{}", server.stderr());
 
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }));
-    answer_roots(&mut server, json!([{ "uri": format!("file://{}", second.display()).replace(' ', "%20"), "name": "second" }]));
+    answer_roots(
+        &mut server,
+        json!([{ "uri": format!("file://{}", second.display()).replace(' ', "%20"), "name": "second" }]),
+    );
     // Calls after the change see the new roots only.
-    let read = server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/second/f.txt" } }));
+    let read =
+        server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/second/f.txt" } }));
     assert_eq!(text(&read), "in second");
-    let gone = server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/first/g.txt" } }));
+    let gone =
+        server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/first/g.txt" } }));
     assert_eq!(gone["isError"], true);
     let resources = server.result("resources/list", json!({}));
-    let uris: Vec<&str> = resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    let uris: Vec<&str> =
+        resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
     assert_eq!(uris, ["file:///roots/second/f.txt"]);
 }

@@ -30,11 +30,36 @@ fn a_trapping_guest_becomes_an_error_result_and_the_host_goes_on() {
 }
 
 #[test]
+fn crashes_in_resources_and_prompts_become_json_rpc_errors() {
+    let mut server = chaos(&[]);
+    let read = server.call("resources/read", json!({ "uri": "chaos://panic" }));
+    assert_eq!(read["error"]["code"], -32603, "{read}");
+    let message = read["error"]["message"].as_str().unwrap();
+    assert!(message.contains("plugin `chaos` crashed") && message.contains("resource boom"), "{message}");
+    let prompt = server.call("prompts/get", json!({ "name": "chaos.panic" }));
+    assert_eq!(prompt["error"]["code"], -32603, "{prompt}");
+    assert!(prompt["error"]["message"].as_str().unwrap().contains("prompt boom"), "{prompt}");
+    assert!(server.call("ping", json!({}))["result"].is_object());
+}
+
+#[test]
+fn deep_recursion_is_a_stack_overflow_not_a_host_crash() {
+    let mut server = chaos(&[]);
+    assert_eq!(text(&call_tool(&mut server, "chaos.recurse", json!({ "depth": 100 }))), "5050");
+    let result = call_tool(&mut server, "chaos.recurse", json!({ "depth": 10_000_000u64 }));
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("plugin `chaos` crashed: stack overflow"), "{result}");
+    assert!(server.call("ping", json!({}))["result"].is_object());
+}
+
+#[test]
 fn an_endless_loop_hits_the_deadline_while_other_calls_proceed() {
     let mut server = chaos(&["--timeout", "2"]);
     let started = Instant::now();
     let looping = server.fresh_id();
-    server.send(&json!({ "jsonrpc": "2.0", "id": looping, "method": "tools/call", "params": { "name": "chaos.loop_forever" } }));
+    server.send(
+        &json!({ "jsonrpc": "2.0", "id": looping, "method": "tools/call", "params": { "name": "chaos.loop_forever" } }),
+    );
     // Meanwhile another plugin answers at once.
     let quick = call_tool(&mut server, "conformance.test_simple_text", json!({}));
     assert_eq!(quick["isError"], false);
@@ -62,7 +87,10 @@ fn guest_stdout_never_reaches_the_protocol_stream() {
     let result = call_tool(&mut server, "chaos.stdout_flood", json!({ "bytes": 2_000_000 }));
     assert_eq!(text(&result), "flooded");
     assert!(server.call("ping", json!({}))["result"].is_object());
-    assert!(server.wait_for_log("chaos wrote 2000000 bytes to stdout", WAIT), "stderr lines are logged with the plugin");
+    assert!(
+        server.wait_for_log("chaos wrote 2000000 bytes to stdout", WAIT),
+        "stderr lines are logged with the plugin"
+    );
     assert!(server.wait_for_log("dropped", WAIT), "the flood beyond the log budget is dropped and counted");
 }
 
@@ -120,15 +148,21 @@ fn the_filesystem_is_exactly_the_grants() {
     let raw = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/granted/raw.txt", "content": "x" }));
     assert_eq!(raw["isError"], true, "{raw}");
     assert!(!granted.join("new.txt").exists() && !granted.join("raw.txt").exists());
-    let over = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/granted/inside.txt", "content": "changed" }));
+    let over = call_tool(
+        &mut server,
+        "chaos.write_path",
+        json!({ "path": "/roots/granted/inside.txt", "content": "changed" }),
+    );
     assert_eq!(over["isError"], true);
     assert_eq!(std::fs::read_to_string(granted.join("inside.txt")).unwrap(), "inside");
 
     // Writable grants take writes, and only inside.
-    let wrote = call_tool(&mut server, "fs.write_file", json!({ "path": "/roots/writable/out.txt", "content": "hello" }));
+    let wrote =
+        call_tool(&mut server, "fs.write_file", json!({ "path": "/roots/writable/out.txt", "content": "hello" }));
     assert_eq!(wrote["isError"], false, "{wrote}");
     assert_eq!(std::fs::read_to_string(writable.join("out.txt")).unwrap(), "hello");
-    let escape = call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/writable/../escaped.txt", "content": "x" }));
+    let escape =
+        call_tool(&mut server, "chaos.write_path", json!({ "path": "/roots/writable/../escaped.txt", "content": "x" }));
     assert_eq!(escape["isError"], true);
     assert!(!outer.path().join("escaped.txt").exists());
     assert!(!outer.path().join("roots").exists());
@@ -143,7 +177,11 @@ fn cancellation_interrupts_the_running_guest() {
         "params": { "name": "chaos.spin", "arguments": { "ms": 120000 } } }));
     std::thread::sleep(Duration::from_millis(300));
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": spinning, "reason": "test" } }));
-    assert!(server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)), "{}", server.stderr());
+    assert!(
+        server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)),
+        "{}",
+        server.stderr()
+    );
 
     // ...and one that waits in the host, cancelled with the `$/cancelRequest` spelling.
     let sleeping = server.fresh_id();

@@ -10,9 +10,7 @@ struct Greet {
 }
 
 fn plugin() -> Plugin {
-    Plugin::new().tool(Tool::new("greet", "Greets someone by name", |args: Greet| {
-        Ok(format!("Hello, {}!", args.name))
-    }))
+    Plugin::new().tool(Tool::new("greet", "Greets someone by name", |args: Greet| Ok(format!("Hello, {}!", args.name))))
 }
 
 mcpbox_sdk::export_plugin!(plugin);

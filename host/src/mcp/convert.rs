@@ -6,8 +6,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolResult, CompleteResult, GetPromptResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate,
-    ServerCapabilities, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, ServerCapabilities, Tool,
 };
 use serde_json::{Map, Value, json};
 
@@ -145,8 +145,9 @@ pub fn call_result(result: tools::CallResult, dialect: Dialect) -> Result<CallTo
     if let Some(text) = result.structured_content
         && dialect.resource_links
     {
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| McpError::internal_error(format!("tool returned structured content that is not JSON: {e}"), None))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            McpError::internal_error(format!("tool returned structured content that is not JSON: {e}"), None)
+        })?;
         map.insert("structuredContent".into(), value);
     }
     map.insert("isError".into(), result.is_error.into());
@@ -280,7 +281,9 @@ pub fn capabilities(catalog: &Catalog) -> ServerCapabilities {
 pub fn call_error(error: CallError) -> McpError {
     match &error {
         CallError::NotFound { what: "resource", .. } => McpError::resource_not_found(error.to_string(), None),
-        CallError::NotFound { .. } | CallError::InvalidArguments { .. } => McpError::invalid_params(error.to_string(), None),
+        CallError::NotFound { .. } | CallError::InvalidArguments { .. } => {
+            McpError::invalid_params(error.to_string(), None)
+        }
         _ => McpError::internal_error(error.to_string(), None),
     }
 }

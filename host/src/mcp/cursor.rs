@@ -28,6 +28,8 @@ mod tests {
         let cursor = super::encode("fs.read_file");
         assert_eq!(super::decode(&cursor).unwrap(), "fs.read_file");
         assert!(super::decode("not a cursor!").is_err());
-        assert!(super::decode(&base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, "v2:x")).is_err());
+        assert!(
+            super::decode(&base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, "v2:x")).is_err()
+        );
     }
 }

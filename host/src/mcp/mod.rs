@@ -62,7 +62,15 @@ impl Shared {
             .map(|e| convert::resource_template(&e.name, &e.item))
             .collect::<Result<_, _>>()?;
         let operator_grants = roots::operator_grants(&allowed).into();
-        Ok(Arc::new(Shared { catalog, allowed, operator_grants, page_size: page_size.max(1), tools, prompts, templates }))
+        Ok(Arc::new(Shared {
+            catalog,
+            allowed,
+            operator_grants,
+            page_size: page_size.max(1),
+            tools,
+            prompts,
+            templates,
+        }))
     }
 }
 
@@ -116,7 +124,9 @@ impl McpServer {
                 _ => self.shared.operator_grants.clone(),
             },
             _ => {
-                tracing::warn!("the client declared roots but has not answered roots/list; running with no directories");
+                tracing::warn!(
+                    "the client declared roots but has not answered roots/list; running with no directories"
+                );
                 Arc::from([])
             }
         }
@@ -207,7 +217,12 @@ async fn finish(forwarder: Option<tokio::task::JoinHandle<()>>) {
     }
 }
 
-fn page<T: Clone>(items: &[T], key: impl Fn(&T) -> &str, params: &Option<PaginatedRequestParams>, size: usize) -> Result<(Vec<T>, Option<String>), McpError> {
+fn page<T: Clone>(
+    items: &[T],
+    key: impl Fn(&T) -> &str,
+    params: &Option<PaginatedRequestParams>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), McpError> {
     let after = params.as_ref().and_then(|p| p.cursor.as_deref()).map(cursor::decode).transpose()?;
     let start = match &after {
         Some(last) => items.partition_point(|item| key(item) <= last.as_str()),
@@ -227,7 +242,11 @@ impl ServerHandler for McpServer {
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         let (tools, next) = page(&self.shared.tools, |t| &t.name, &request, self.shared.page_size)?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
@@ -237,7 +256,11 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if self.shared.catalog.tool(&name).is_none() {
             return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None));
@@ -249,7 +272,9 @@ impl ServerHandler for McpServer {
         finish(forwarder).await;
         let result = match outcome {
             Some(Ok(result)) => convert::call_result(result, dialect)?,
-            Some(Err(error @ CallError::NotFound { .. })) => return Err(McpError::invalid_params(error.to_string(), None)),
+            Some(Err(error @ CallError::NotFound { .. })) => {
+                return Err(McpError::invalid_params(error.to_string(), None));
+            }
             Some(Err(error)) => {
                 tracing::warn!(tool = %name, "{error}");
                 convert::error_result(&error)
@@ -259,7 +284,11 @@ impl ServerHandler for McpServer {
         Ok(CallToolResponse::from(result))
     }
 
-    async fn list_resources(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         let (scope, forwarder) = self.scope(&context).await;
         let listed = self.shared.catalog.list_resources(&scope).await;
         drop(scope);
@@ -277,7 +306,11 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn list_resource_templates(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         let (templates, next) = page(&self.shared.templates, |t| &t.name, &request, self.shared.page_size)?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
@@ -287,7 +320,11 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         let (scope, forwarder) = self.scope(&context).await;
         let read = self.shared.catalog.read_resource(&request.uri, &scope).await;
         drop(scope);
@@ -296,7 +333,11 @@ impl ServerHandler for McpServer {
         Ok(ReadResourceResponse::from(convert::read_result(&contents)?))
     }
 
-    async fn list_prompts(&self, request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
         let (prompts, next) = page(&self.shared.prompts, |p| &p.name, &request, self.shared.page_size)?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
@@ -306,16 +347,25 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
         let name = request.name.clone();
         let arguments: Vec<(String, String)> = request
             .arguments
             .unwrap_or_default()
             .into_iter()
-            .map(|(k, v)| (k, match v {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            }))
+            .map(|(k, v)| {
+                (
+                    k,
+                    match v {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    },
+                )
+            })
             .collect();
         let dialect = Self::dialect(&context);
         let (scope, forwarder) = self.scope(&context).await;
@@ -328,7 +378,11 @@ impl ServerHandler for McpServer {
         }
     }
 
-    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
         let target = match &request.r#ref {
             Reference::Prompt(p) => CompletionTarget::Prompt(p.name.clone()),
             Reference::Resource(r) => CompletionTarget::ResourceTemplate(r.uri.clone()),
@@ -345,13 +399,20 @@ impl ServerHandler for McpServer {
         let outcome = self.shared.catalog.complete(target, argument, context_arguments, scope).await;
         finish(forwarder).await;
         match outcome {
-            None => Err(McpError::invalid_params("completion reference names no prompt or resource template of this server", None)),
+            None => Err(McpError::invalid_params(
+                "completion reference names no prompt or resource template of this server",
+                None,
+            )),
             Some(Err(error)) => Err(convert::call_error(error)),
             Some(Ok(result)) => convert::completion_result(&result),
         }
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         *self.log_level.lock().unwrap_or_else(PoisonError::into_inner) = Some(request.level);
         Ok(())
     }

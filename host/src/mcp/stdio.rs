@@ -65,7 +65,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut output: W, mut messages: mpsc::Re
 }
 
 fn error_line(id: Value, code: i64, message: String) -> Vec<u8> {
-    let mut bytes = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string().into_bytes();
+    let mut bytes =
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string().into_bytes();
     bytes.push(b'\n');
     bytes
 }
@@ -122,12 +123,20 @@ impl Framer {
             return Framed::Skip;
         }
         if is_request && object.contains_key("id") && id.is_none() {
-            return Framed::Reply(error_line(Value::Null, INVALID_REQUEST, "invalid request: \"id\" must be a string or a number".into()));
+            return Framed::Reply(error_line(
+                Value::Null,
+                INVALID_REQUEST,
+                "invalid request: \"id\" must be a string or a number".into(),
+            ));
         }
         if let (Some(method), Some(id)) = (&method, &id)
             && let Some(problem) = standard_params_problem(method, &object)
         {
-            return Framed::Reply(error_line(id.clone(), INVALID_PARAMS, format!("invalid params for `{method}`: {problem}")));
+            return Framed::Reply(error_line(
+                id.clone(),
+                INVALID_PARAMS,
+                format!("invalid params for `{method}`: {problem}"),
+            ));
         }
         match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
             Ok(message) => {
@@ -157,8 +166,8 @@ impl Framer {
 /// "invalid params" and the reason.
 fn standard_params_problem(method: &str, message: &serde_json::Map<String, Value>) -> Option<String> {
     use rmcp::model::{
-        CallToolRequest, CompleteRequest, GetPromptRequest, InitializeRequest, ListPromptsRequest, ListResourceTemplatesRequest,
-        ListResourcesRequest, ListToolsRequest, ReadResourceRequest, SetLevelRequest,
+        CallToolRequest, CompleteRequest, GetPromptRequest, InitializeRequest, ListPromptsRequest,
+        ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, ReadResourceRequest, SetLevelRequest,
     };
     fn check<T: serde::de::DeserializeOwned>(message: &serde_json::Map<String, Value>) -> Option<String> {
         serde_json::from_value::<T>(Value::Object(message.clone())).err().map(|e| e.to_string())
@@ -268,7 +277,8 @@ mod tests {
         assert!(matches!(framer.frame(b"  \r"), Framed::Skip));
         assert!(matches!(framer.frame(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Framed::Skip));
         assert!(matches!(framer.frame(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r"), Framed::Message(_)));
-        let bad_params = reply(framer.frame(br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"arguments":{}}}"#));
+        let bad_params =
+            reply(framer.frame(br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"arguments":{}}}"#));
         assert_eq!(bad_params["error"]["code"], -32602);
         assert_eq!(bad_params["id"], "x");
     }
@@ -276,7 +286,9 @@ mod tests {
     #[test]
     fn cancel_request_spelling_becomes_notifications_cancelled() {
         let mut framer = Framer { seen_request: true };
-        let Framed::Message(message) = framer.frame(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#) else {
+        let Framed::Message(message) =
+            framer.frame(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#)
+        else {
             panic!("not a message")
         };
         let value = serde_json::to_value(&*message).unwrap();

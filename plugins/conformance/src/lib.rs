@@ -11,9 +11,9 @@ use mcpbox_sdk::prelude::*;
 
 /// A 1x1 transparent PNG.
 const PNG: [u8; 70] = [
-    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0,
-    0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 96, 248, 95, 15, 0, 2,
-    135, 1, 128, 235, 71, 186, 146, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196,
+    137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 96, 248, 95, 15, 0, 2, 135, 1, 128, 235, 71, 186, 146, 0, 0,
+    0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
 ];
 
 /// A WAV file of 100 ms of silence (8 kHz, 8-bit mono).
@@ -49,9 +49,7 @@ fn plugin() -> Plugin {
         .tool(Tool::new("test_simple_text", "Returns a simple text response", |_: NoArgs| {
             Ok("This is a simple text response for testing.")
         }))
-        .tool(Tool::new("test_image_content", "Returns a 1x1 PNG image", |_: NoArgs| {
-            Ok(vec![image(PNG, "image/png")])
-        }))
+        .tool(Tool::new("test_image_content", "Returns a 1x1 PNG image", |_: NoArgs| Ok(vec![image(PNG, "image/png")])))
         .tool(Tool::new("test_audio_content", "Returns a short WAV clip", |_: NoArgs| {
             Ok(vec![audio(wav(), "audio/wav")])
         }))
@@ -105,7 +103,9 @@ fn plugin() -> Plugin {
             })),
         )
         .resource(
-            Resource::new("test://static-text", "static-text").description("A static text resource").mime_type("text/plain"),
+            Resource::new("test://static-text", "static-text")
+                .description("A static text resource")
+                .mime_type("text/plain"),
             |uri| Ok(text_resource_contents(uri, "text/plain", "This is the content of the static text resource.")),
         )
         .resource(
@@ -119,7 +119,9 @@ fn plugin() -> Plugin {
             },
         )
         .resource(
-            Resource::new("test://watched-resource", "watched-resource").description("A resource clients may subscribe to").mime_type("text/plain"),
+            Resource::new("test://watched-resource", "watched-resource")
+                .description("A resource clients may subscribe to")
+                .mime_type("text/plain"),
             |uri| Ok(text_resource_contents(uri, "text/plain", "Watched resource content")),
         )
         .resource_template(
@@ -145,8 +147,11 @@ fn plugin() -> Plugin {
             },
         )
         .prompt(
-            Prompt::new("test_prompt_with_embedded_resource", "A prompt embedding a resource")
-                .argument("resourceUri", "URI of the resource to embed", true),
+            Prompt::new("test_prompt_with_embedded_resource", "A prompt embedding a resource").argument(
+                "resourceUri",
+                "URI of the resource to embed",
+                true,
+            ),
             |args| {
                 let uri = args.get("resourceUri").unwrap_or_default();
                 Ok(PromptResult::user_messages(vec![
@@ -160,11 +165,7 @@ fn plugin() -> Plugin {
         })
         .completion(|request| {
             let candidates = ["paris", "park", "test", "testing", "tested"];
-            candidates
-                .iter()
-                .filter(|c| c.starts_with(&request.argument_value))
-                .map(|c| c.to_string())
-                .collect()
+            candidates.iter().filter(|c| c.starts_with(&request.argument_value)).map(|c| c.to_string()).collect()
         })
 }
 

@@ -163,10 +163,7 @@ fn write_file(args: WriteArgs) -> Result<String, Error> {
     let path = resolve(&args.path, &dirs)?;
     let writable = dirs.iter().any(|d| d.writable && path.starts_with(&d.guest_path));
     if !writable {
-        return Err(Error::failed(format!(
-            "{} is not inside a directory granted writable",
-            path.display()
-        )));
+        return Err(Error::failed(format!("{} is not inside a directory granted writable", path.display())));
     }
     if args.create_dirs
         && let Some(parent) = path.parent()
@@ -175,7 +172,11 @@ fn write_file(args: WriteArgs) -> Result<String, Error> {
     }
     let mut options = fs::OpenOptions::new();
     options.create(true);
-    if args.append { options.append(true) } else { options.write(true).truncate(true) };
+    if args.append {
+        options.append(true)
+    } else {
+        options.write(true).truncate(true)
+    };
     let mut file = options.open(&path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
     std::io::Write::write_all(&mut file, args.content.as_bytes())?;
     Ok(format!("wrote {} bytes to {}", args.content.len(), path.display()))
@@ -200,11 +201,7 @@ fn list_dir(args: PathArgs) -> Result<Json<Listing>, Error> {
 fn stat(args: PathArgs) -> Result<Json<Stat>, Error> {
     let path = resolve(&args.path, &granted_dirs())?;
     let meta = fs::symlink_metadata(&path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs());
+    let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_secs());
     Ok(Json(Stat {
         path: path.display().to_string(),
         kind: kind_of(&meta).to_owned(),
@@ -311,7 +308,8 @@ fn file_resources() -> Vec<Resource> {
         walk(Path::new(&dir.guest_path), &mut |path, meta| {
             if meta.is_file() {
                 let name = path.strip_prefix("/roots").unwrap_or(path).display().to_string();
-                let mut resource = Resource::new(&format!("file://{}", path.display()), &name).mime_type(mime_for(path));
+                let mut resource =
+                    Resource::new(&format!("file://{}", path.display()), &name).mime_type(mime_for(path));
                 resource.size = Some(meta.len());
                 resources.push(resource);
             }

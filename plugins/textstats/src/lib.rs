@@ -47,7 +47,9 @@ fn resolve(path: &str) -> Result<PathBuf, Error> {
     match granted_dirs().as_slice() {
         [only] => Ok(Path::new(&only.guest_path).join(path)),
         [] => Err(Error::failed("no directory is granted to this call")),
-        _ => Err(Error::invalid_arguments("several directories are granted: give an absolute path such as /roots/<name>/file")),
+        _ => Err(Error::invalid_arguments(
+            "several directories are granted: give an absolute path such as /roots/<name>/file",
+        )),
     }
 }
 

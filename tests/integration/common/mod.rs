@@ -139,7 +139,9 @@ impl Server {
     /// The next line on stdout, which must be JSON.
     pub fn read(&mut self, within: Duration) -> Option<Value> {
         match self.lines.recv_timeout(within) {
-            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:.200}\nstderr:\n{}", self.stderr()))),
+            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("stdout carried a non-JSON line ({e}): {line:.200}\nstderr:\n{}", self.stderr())
+            })),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => None,
         }

@@ -1,0 +1,86 @@
+//! The official Rust MCP SDK's client (rmcp) drives mcpbox over stdio in both eras: it lists
+//! and calls tools, reads resources and gets prompts of the bundled plugins.
+
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ProtocolVersion, ReadResourceRequestParams};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::transport::TokioChildProcess;
+use serde_json::json;
+
+use crate::common::*;
+
+fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"));
+    command
+        .arg("serve")
+        .arg(plugin("fs"))
+        .arg(plugin("conformance"))
+        .arg(plugin("textstats"))
+        .arg("--root")
+        .arg(root)
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .stderr(Stdio::null());
+    TokioChildProcess::new(command).unwrap()
+}
+
+async fn exercise<S: rmcp::service::Service<rmcp::RoleClient>>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, S>,
+    root_name: &str,
+) {
+    let tools = client.list_all_tools().await.unwrap();
+    for expected in ["fs.read_file", "textstats.stats", "conformance.test_simple_text"] {
+        assert!(tools.iter().any(|t| t.name == expected), "{expected} missing");
+    }
+    let args = json!({ "path": format!("/roots/{root_name}/notes.txt") }).as_object().unwrap().clone();
+    let read = client.call_tool(CallToolRequestParams::new("fs.read_file").with_arguments(args.clone())).await.unwrap();
+    assert_eq!(serde_json::to_value(&read).unwrap()["content"][0]["text"], "one two two\n");
+    let stats = client.call_tool(CallToolRequestParams::new("textstats.stats").with_arguments(args)).await.unwrap();
+    let structured = serde_json::to_value(&stats).unwrap()["structuredContent"].clone();
+    assert_eq!(structured["words"], 3);
+    assert_eq!(structured["top_words"][0], json!(["two", 2]));
+
+    let resource = client.read_resource(ReadResourceRequestParams::new("test://static-text")).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&resource).unwrap()["contents"][0]["text"],
+        "This is the content of the static text resource."
+    );
+    let file = client
+        .read_resource(ReadResourceRequestParams::new(format!("file:///roots/{root_name}/notes.txt")))
+        .await
+        .unwrap();
+    assert_eq!(serde_json::to_value(&file).unwrap()["contents"][0]["text"], "one two two\n");
+
+    let prompt = client.get_prompt(GetPromptRequestParams::new("conformance.test_simple_prompt")).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&prompt).unwrap()["messages"][0]["content"]["text"],
+        "This is a simple prompt for testing."
+    );
+}
+
+fn notes_dir() -> (tempfile::TempDir, String) {
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("notes.txt"), "one two two\n").unwrap();
+    let name = dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+    (dir, name)
+}
+
+#[tokio::test]
+async fn rmcp_client_with_the_legacy_handshake() {
+    let (dir, name) = notes_dir();
+    let client = ().serve(mcpbox(dir.path())).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "mcpbox");
+    exercise(&client, &name).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn rmcp_client_stateless_2026() {
+    let (dir, name) = notes_dir();
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = ().serve_with_lifecycle(mcpbox(dir.path()), mode).await.unwrap();
+    exercise(&client, &name).await;
+    client.cancel().await.unwrap();
+}
