@@ -273,22 +273,47 @@ impl Catalog {
         }))
     }
 
-    /// Every plugin's current resources, in plugin order; each list as the plugin returns it.
+    /// Every plugin's current resources, listed concurrently, in plugin order. A plugin that
+    /// fails is logged and left out, so one bad plugin does not hide the others' resources;
+    /// only if every plugin fails is the first failure returned.
     pub async fn list_resources(&self, scope: &CallScope) -> Result<Vec<(usize, resources::Resource)>, CallError> {
-        let mut all = Vec::new();
-        for (index, plugin) in self.plugins.iter().enumerate() {
-            let Some(indices) = plugin.exports.resources.clone() else { continue };
-            let listed = run_call(&plugin.name, &plugin.pre, self.limits, scope.clone(), move |store, instance| {
-                Box::pin(async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await })
+        let listings = self.plugins.iter().enumerate().filter_map(|(index, plugin)| {
+            let indices = plugin.exports.resources.clone()?;
+            let scope = scope.clone();
+            Some(async move {
+                let listed = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
+                    Box::pin(
+                        async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await },
+                    )
+                })
+                .await;
+                (index, listed)
             })
-            .await?;
-            all.extend(listed.into_iter().map(|r| (index, r)));
+        });
+        let mut all = Vec::new();
+        let mut first_error = None;
+        let mut answered = false;
+        for (index, listed) in futures::future::join_all(listings).await {
+            match listed {
+                Ok(resources) => {
+                    answered = true;
+                    all.extend(resources.into_iter().map(|r| (index, r)));
+                }
+                Err(error) => {
+                    tracing::warn!("resources/list: {error}");
+                    first_error.get_or_insert(error);
+                }
+            }
         }
-        Ok(all)
+        match first_error {
+            Some(error) if !answered => Err(error),
+            _ => Ok(all),
+        }
     }
 
     /// Reads a resource: plugins with a template that could match `uri` are asked first, then
-    /// the other resource plugins; the first that knows the URI answers.
+    /// the other resource plugins; the first that knows the URI answers. A plugin that fails
+    /// does not stop the search; its error is returned if no plugin knows the URI.
     pub async fn read_resource(
         &self,
         uri: &str,
@@ -302,6 +327,7 @@ impl Catalog {
                 candidates.push(index);
             }
         }
+        let mut first_error = None;
         for index in candidates {
             let plugin = &self.plugins[index];
             let Some(indices) = plugin.exports.resources.clone() else { continue };
@@ -311,16 +337,19 @@ impl Catalog {
                     indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
                 })
             })
-            .await?;
+            .await;
             match result {
-                Ok(contents) => return Ok(contents),
-                Err(resources::ResourceError::NotFound(_)) => continue,
-                Err(resources::ResourceError::Failed(message)) => {
-                    return Err(CallError::Failed { plugin: plugin.name.clone(), message });
+                Ok(Ok(contents)) => return Ok(contents),
+                Ok(Err(resources::ResourceError::NotFound(_))) => continue,
+                Ok(Err(resources::ResourceError::Failed(message))) => {
+                    first_error.get_or_insert(CallError::Failed { plugin: plugin.name.clone(), message });
+                }
+                Err(error) => {
+                    first_error.get_or_insert(error);
                 }
             }
         }
-        Err(CallError::NotFound { plugin: "mcpbox".into(), what: "resource", name: uri.to_owned() })
+        Err(first_error.unwrap_or_else(|| CallError::UnknownResource { uri: uri.to_owned() }))
     }
 
     /// Gets a prompt. `None` if no prompt has that name.

@@ -48,10 +48,13 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     if let Some(dir) = &options.cache_dir {
         // Compiling a component costs 0.2 s (a small Rust guest) to 20 s (an interpreter
         // guest); a cache hit costs milliseconds. Keyed by wasmtime version, flags and bytes.
-        std::fs::create_dir_all(dir)
+        // wasmtime wants an absolute cache path; a relative one means "from here".
+        let dir = std::path::absolute(dir)
+            .with_context(|| format!("cannot resolve the compile cache directory {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the compile cache directory {}", dir.display()))?;
         let mut cache_config = CacheConfig::new();
-        cache_config.with_directory(dir);
+        cache_config.with_directory(&dir);
         let cache = Cache::new(cache_config)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("cannot use the compile cache directory {}", dir.display()))?;

@@ -58,6 +58,8 @@ pub struct CallScope {
 pub enum CallError {
     #[error("plugin `{plugin}` has no {what} `{name}`")]
     NotFound { plugin: Arc<str>, what: &'static str, name: String },
+    #[error("no plugin has a resource at `{uri}`")]
+    UnknownResource { uri: String },
     #[error("plugin `{plugin}` rejected the arguments: {message}")]
     InvalidArguments { plugin: Arc<str>, message: String },
     #[error("plugin `{plugin}` failed: {message}")]

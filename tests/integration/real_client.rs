@@ -84,3 +84,32 @@ async fn rmcp_client_stateless_2026() {
     exercise(&client, &name).await;
     client.cancel().await.unwrap();
 }
+
+/// The official MCP Python SDK (from PyPI, in a virtualenv under target/) in both eras.
+#[test]
+fn python_sdk_client_in_both_eras() {
+    let setup = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/setup-python-client.sh"))
+        .output()
+        .expect("cannot run scripts/setup-python-client.sh");
+    assert!(setup.status.success(), "setting up the Python SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
+    let python = String::from_utf8(setup.stdout).unwrap().trim().to_owned();
+    let (dir, _) = notes_dir();
+    for era in ["legacy", "modern"] {
+        let output = std::process::Command::new(&python)
+            .arg(repo_root().join("tests/clients/python_sdk_client.py"))
+            .arg(env!("CARGO_BIN_EXE_mcpbox"))
+            .arg(guests().join("plugins"))
+            .arg(dir.path())
+            .arg(era)
+            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains(&format!("python sdk client ({era}): ok")),
+            "{era}: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

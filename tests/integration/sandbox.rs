@@ -39,7 +39,11 @@ fn crashes_in_resources_and_prompts_become_json_rpc_errors() {
     let prompt = server.call("prompts/get", json!({ "name": "chaos.panic" }));
     assert_eq!(prompt["error"]["code"], -32603, "{prompt}");
     assert!(prompt["error"]["message"].as_str().unwrap().contains("prompt boom"), "{prompt}");
-    assert!(server.call("ping", json!({}))["result"].is_object());
+    // The other plugin's resources are still read and listed.
+    let text = server.result("resources/read", json!({ "uri": "test://static-text" }));
+    assert_eq!(text["contents"][0]["text"], "This is the content of the static text resource.");
+    let listed = server.result("resources/list", json!({}));
+    assert_eq!(listed["resources"].as_array().unwrap().len(), 4, "{listed}");
 }
 
 #[test]

@@ -280,7 +280,7 @@ pub fn capabilities(catalog: &Catalog) -> ServerCapabilities {
 /// Maps a failed resource, prompt or completion call to a JSON-RPC error.
 pub fn call_error(error: CallError) -> McpError {
     match &error {
-        CallError::NotFound { what: "resource", .. } => McpError::resource_not_found(error.to_string(), None),
+        CallError::UnknownResource { .. } => McpError::resource_not_found(error.to_string(), None),
         CallError::NotFound { .. } | CallError::InvalidArguments { .. } => {
             McpError::invalid_params(error.to_string(), None)
         }

@@ -233,6 +233,20 @@ fn page<T: Clone>(
     Ok((items[start..end].to_vec(), next))
 }
 
+/// One page of a static list (tools, prompts, templates) as its rmcp result type, with the
+/// 2026-07-28 caching hints for modern clients.
+macro_rules! static_page {
+    ($result:ty, $items:expr, $key:expr, $request:expr, $context:expr, $size:expr) => {{
+        let (items, next) = page($items, $key, &$request, $size)?;
+        let mut result = <$result>::with_all_items(items);
+        result.next_cursor = next;
+        if Self::is_modern(&$context) {
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }};
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
@@ -247,13 +261,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (tools, next) = page(&self.shared.tools, |t| &t.name, &request, self.shared.page_size)?;
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next;
-        if Self::is_modern(&context) {
-            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
-        }
-        Ok(result)
+        static_page!(ListToolsResult, &self.shared.tools, |t| &t.name, request, context, self.shared.page_size)
     }
 
     async fn call_tool(
@@ -311,13 +319,14 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let (templates, next) = page(&self.shared.templates, |t| &t.name, &request, self.shared.page_size)?;
-        let mut result = ListResourceTemplatesResult::with_all_items(templates);
-        result.next_cursor = next;
-        if Self::is_modern(&context) {
-            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
-        }
-        Ok(result)
+        static_page!(
+            ListResourceTemplatesResult,
+            &self.shared.templates,
+            |t| &t.name,
+            request,
+            context,
+            self.shared.page_size
+        )
     }
 
     async fn read_resource(
@@ -338,13 +347,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let (prompts, next) = page(&self.shared.prompts, |p| &p.name, &request, self.shared.page_size)?;
-        let mut result = ListPromptsResult::with_all_items(prompts);
-        result.next_cursor = next;
-        if Self::is_modern(&context) {
-            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
-        }
-        Ok(result)
+        static_page!(ListPromptsResult, &self.shared.prompts, |p| &p.name, request, context, self.shared.page_size)
     }
 
     async fn get_prompt(
