@@ -9,9 +9,19 @@ use crate::bindings::exports::mcpbox::plugin::{completion, prompts, resources, t
 use crate::uri_template::UriTemplate;
 use crate::{CallResult, CompletionRequest, Content, PromptResult, ResourceContents, ToolAnnotations};
 
-/// Arguments of a tool that takes none.
-#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+/// Arguments of a tool that takes none: its schema is the empty object schema.
+#[derive(Debug, Default, serde::Deserialize)]
 pub struct NoArgs {}
+
+impl JsonSchema for NoArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoArgs".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object", "properties": {} })
+    }
+}
 
 /// A failure inside a tool, resource read or prompt. Any error type converts into it with `?`,
 /// so `std::fs::read(path)?` just works; the message reaches the model as a tool result with

@@ -65,7 +65,31 @@ fn client_roots_select_inside_the_allowed_directories_and_follow_changes() {
         server.result("tools/call", json!({ "name": "fs.read_file", "arguments": { "path": "/roots/first/g.txt" } }));
     assert_eq!(gone["isError"], true);
     let resources = server.result("resources/list", json!({}));
-    let uris: Vec<&str> =
-        resources["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    assert_eq!(uris, ["file:///roots/second/f.txt"]);
+    let files: Vec<&str> = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .filter(|uri| uri.starts_with("file://"))
+        .collect();
+    assert_eq!(files, ["file:///roots/second/f.txt"]);
+}
+
+#[test]
+fn a_call_before_the_roots_answer_waits_for_it() {
+    let allowed = temp_dir();
+    let narrow = allowed.path().join("narrow");
+    std::fs::create_dir_all(&narrow).unwrap();
+    let mut server = Server::start(&[fixture("chaos").into_os_string(), "--root".into(), allowed.path().into()]);
+    server.initialize("2025-11-25", json!({ "roots": {} }));
+    // The call goes out before the client has answered roots/list...
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "chaos.granted" } }));
+    answer_roots(&mut server, json!([{ "uri": format!("file://{}", narrow.display()) }]));
+    // ...and still sees only what the client chose, never the wider operator grant.
+    let result = server.read_until(|m| m["id"] == id);
+    assert_eq!(
+        result["result"]["structuredContent"]["dirs"],
+        json!([{ "name": "narrow", "guest_path": "/roots/narrow", "writable": false }])
+    );
 }

@@ -18,9 +18,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use tokio::sync::{mpsc, watch};
@@ -420,12 +421,25 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        // A client that declares roots gets no directory until it has said which: calls that
+        // race ahead of its `roots/list` answer wait for it instead of seeing every grant.
+        if request.capabilities.roots.is_some() {
+            self.roots.send_replace(RootsState::Pending);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Legacy roots (2025-06-18 client/roots): ask once the session is up.
+        // Legacy roots (2025-06-18 client/roots): the server asks once the session is up.
         let declared = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if declared {
             let server = self.clone();
-            self.roots.send_replace(RootsState::Pending);
             tokio::spawn(async move { server.refresh_roots(context.peer).await });
         }
     }
