@@ -157,9 +157,18 @@ fn object_schema<T: JsonSchema>() -> serde_json::Value {
 
 type ToolHandler = Box<dyn Fn(&str) -> Result<CallResult, Error> + Send + Sync>;
 
+/// A schema, generated only when the host asks for the tool list: the host instantiates the
+/// plugin for every call, and most calls never list.
+enum SchemaSource {
+    Generated(fn() -> serde_json::Value),
+    Given(serde_json::Value),
+}
+
 /// One tool: its description and the function that runs it.
 pub struct Tool {
     descriptor: tools::Tool,
+    input_schema: SchemaSource,
+    output_schema: fn() -> Option<serde_json::Value>,
     handler: ToolHandler,
 }
 
@@ -177,8 +186,8 @@ impl Tool {
             name: name.to_owned(),
             title: None,
             description: Some(description.to_owned()),
-            input_schema: object_schema::<A>().to_string(),
-            output_schema: R::output_schema().map(|s| s.to_string()),
+            input_schema: String::new(),
+            output_schema: None,
             annotations: None,
         };
         let handler = move |arguments: &str| {
@@ -187,7 +196,25 @@ impl Tool {
                 .map_err(|e| Error::invalid_arguments(format!("invalid arguments: {e}")))?;
             f(args)?.into_call_result()
         };
-        Tool { descriptor, handler: Box::new(handler) }
+        Tool {
+            descriptor,
+            input_schema: SchemaSource::Generated(object_schema::<A>),
+            output_schema: R::output_schema,
+            handler: Box::new(handler),
+        }
+    }
+
+    /// The descriptor the host lists, schemas included.
+    fn describe(&self) -> tools::Tool {
+        let input = match &self.input_schema {
+            SchemaSource::Generated(generate) => generate(),
+            SchemaSource::Given(schema) => schema.clone(),
+        };
+        tools::Tool {
+            input_schema: input.to_string(),
+            output_schema: (self.output_schema)().map(|schema| schema.to_string()),
+            ..self.descriptor.clone()
+        }
     }
 
     /// A human-friendly title.
@@ -198,7 +225,7 @@ impl Tool {
 
     /// Replaces the generated input schema (a JSON object schema).
     pub fn input_schema(mut self, schema: serde_json::Value) -> Self {
-        self.descriptor.input_schema = schema.to_string();
+        self.input_schema = SchemaSource::Given(schema);
         self
     }
 
@@ -418,7 +445,7 @@ pub mod __rt {
     use super::*;
 
     pub fn list_tools(plugin: &Plugin) -> Vec<tools::Tool> {
-        plugin.tools.iter().map(|t| t.descriptor.clone()).collect()
+        plugin.tools.iter().map(Tool::describe).collect()
     }
 
     pub fn call_tool(plugin: &Plugin, name: &str, arguments: &str) -> Result<CallResult, tools::ToolError> {

@@ -20,7 +20,7 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
@@ -143,47 +143,26 @@ impl McpServer {
         Some(self.log_level.lock().unwrap_or_else(PoisonError::into_inner).unwrap_or(LoggingLevel::Info))
     }
 
-    /// A call scope whose guest events become this request's progress and log notifications.
-    /// The returned task ends once the call's sender is dropped and everything is sent, so
-    /// notifications always precede the response.
-    async fn scope(&self, context: &RequestContext<RoleServer>) -> (CallScope, Option<tokio::task::JoinHandle<()>>) {
+    /// Runs `call` with a scope whose guest events become this request's progress and log
+    /// notifications. They are forwarded beside the call in the same task (no spawn on the
+    /// hot path) and all sent before `call`'s output is returned, so they precede the response.
+    async fn with_scope<T, F: Future<Output = T>>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        call: impl FnOnce(CallScope) -> F,
+    ) -> T {
         let grants = self.grants(context).await;
         let cancel: CancellationToken = context.ct.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
         if progress_token.is_none() && log_level.is_none() {
-            return (CallScope { grants, cancel, events: None }, None);
+            return call(CallScope { grants, cancel, events: None }).await;
         }
-        let (sender, mut receiver) = mpsc::unbounded_channel();
-        let peer: Peer<RoleServer> = context.peer.clone();
-        let forwarder = tokio::spawn(async move {
-            // A notification that cannot be sent in time (the client stopped reading, or the
-            // session is shutting down) ends forwarding for this call; the call itself goes on.
-            let mut open = true;
-            while let Some(event) = receiver.recv().await {
-                if !open {
-                    continue;
-                }
-                match event {
-                    GuestEvent::Progress { progress, total, message } => {
-                        let Some(token) = &progress_token else { continue };
-                        let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                        param.total = total;
-                        param.message = message;
-                        open = send_in_time(peer.notify_progress(param)).await;
-                    }
-                    GuestEvent::Log { level, logger, data } => {
-                        let level = convert::log_level(&level);
-                        if log_level.is_some_and(|min| convert::severity(level) >= convert::severity(min)) {
-                            let mut param = LoggingMessageNotificationParam::new(level, data);
-                            param.logger = logger;
-                            open = send_in_time(peer.notify_logging_message(param)).await;
-                        }
-                    }
-                }
-            }
-        });
-        (CallScope { grants, cancel, events: Some(sender) }, Some(forwarder))
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
+        // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
+        let (output, ()) = tokio::join!(call(CallScope { grants, cancel, events: Some(sender) }), forward);
+        output
     }
 
     async fn refresh_roots(&self, peer: Peer<RoleServer>) {
@@ -212,9 +191,37 @@ async fn send_in_time<E>(send: impl std::future::Future<Output = Result<(), E>>)
     matches!(tokio::time::timeout(NOTIFY_TIMEOUT, send).await, Ok(Ok(())))
 }
 
-async fn finish(forwarder: Option<tokio::task::JoinHandle<()>>) {
-    if let Some(task) = forwarder {
-        let _ = task.await;
+/// Sends a call's guest events as notifications until the call drops its sender. A
+/// notification that cannot be sent in time (the client stopped reading, or the session is
+/// shutting down) ends forwarding for this call; the call itself goes on.
+async fn forward_events(
+    mut receiver: mpsc::UnboundedReceiver<GuestEvent>,
+    peer: Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+    log_level: Option<LoggingLevel>,
+) {
+    let mut open = true;
+    while let Some(event) = receiver.recv().await {
+        if !open {
+            continue;
+        }
+        match event {
+            GuestEvent::Progress { progress, total, message } => {
+                let Some(token) = &progress_token else { continue };
+                let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                param.total = total;
+                param.message = message;
+                open = send_in_time(peer.notify_progress(param)).await;
+            }
+            GuestEvent::Log { level, logger, data } => {
+                let level = convert::log_level(&level);
+                if log_level.is_some_and(|min| convert::severity(level) >= convert::severity(min)) {
+                    let mut param = LoggingMessageNotificationParam::new(level, data);
+                    param.logger = logger;
+                    open = send_in_time(peer.notify_logging_message(param)).await;
+                }
+            }
+        }
     }
 }
 
@@ -276,9 +283,7 @@ impl ServerHandler for McpServer {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let dialect = Self::dialect(&context);
-        let (scope, forwarder) = self.scope(&context).await;
-        let outcome = self.shared.catalog.call_tool(&name, arguments, scope).await;
-        finish(forwarder).await;
+        let outcome = self.with_scope(&context, |scope| self.shared.catalog.call_tool(&name, arguments, scope)).await;
         let result = match outcome {
             Some(Ok(result)) => convert::call_result(result, dialect)?,
             Some(Err(error @ CallError::NotFound { .. })) => {
@@ -298,10 +303,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (scope, forwarder) = self.scope(&context).await;
-        let listed = self.shared.catalog.list_resources(&scope).await;
-        drop(scope);
-        finish(forwarder).await;
+        let listed =
+            self.with_scope(&context, |scope| async move { self.shared.catalog.list_resources(&scope).await }).await;
         let mut all = listed.map_err(convert::call_error)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
         all.sort_by(|a, b| a.uri.cmp(&b.uri));
         all.dedup_by(|a, b| a.uri == b.uri);
@@ -335,10 +338,9 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let (scope, forwarder) = self.scope(&context).await;
-        let read = self.shared.catalog.read_resource(&request.uri, &scope).await;
-        drop(scope);
-        finish(forwarder).await;
+        let read = self
+            .with_scope(&context, |scope| async move { self.shared.catalog.read_resource(&request.uri, &scope).await })
+            .await;
         let contents = read.map_err(convert::call_error)?;
         Ok(ReadResourceResponse::from(convert::read_result(&contents)?))
     }
@@ -372,9 +374,7 @@ impl ServerHandler for McpServer {
             })
             .collect();
         let dialect = Self::dialect(&context);
-        let (scope, forwarder) = self.scope(&context).await;
-        let outcome = self.shared.catalog.get_prompt(&name, arguments, scope).await;
-        finish(forwarder).await;
+        let outcome = self.with_scope(&context, |scope| self.shared.catalog.get_prompt(&name, arguments, scope)).await;
         match outcome {
             None => Err(McpError::invalid_params(format!("unknown prompt `{name}`"), None)),
             Some(Err(error)) => Err(convert::call_error(error)),
@@ -399,9 +399,9 @@ impl ServerHandler for McpServer {
             .map(|args| args.into_iter().collect())
             .unwrap_or_default();
         let argument = (request.argument.name.clone(), request.argument.value.clone());
-        let (scope, forwarder) = self.scope(&context).await;
-        let outcome = self.shared.catalog.complete(target, argument, context_arguments, scope).await;
-        finish(forwarder).await;
+        let outcome = self
+            .with_scope(&context, |scope| self.shared.catalog.complete(target, argument, context_arguments, scope))
+            .await;
         match outcome {
             None => Err(McpError::invalid_params(
                 "completion reference names no prompt or resource template of this server",
