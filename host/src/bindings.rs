@@ -7,8 +7,8 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
+pub use self::mcpbox::plugin::{host, types};
 pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
-pub use mcpbox::plugin::{host, types};
 
 /// The names of the interfaces a plugin may export, as they appear in a component's type.
 pub mod export_names {

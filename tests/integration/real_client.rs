@@ -20,9 +20,8 @@ fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
         .arg(plugin("textstats"))
         .arg("--root")
         .arg(root)
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .stderr(Stdio::null());
-    TokioChildProcess::new(command).unwrap()
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"));
+    TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap().0
 }
 
 async fn exercise<S: rmcp::service::Service<rmcp::RoleClient>>(
