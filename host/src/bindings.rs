@@ -4,6 +4,11 @@
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "plugin",
+    // Sampling and elicitation wait for the client; the other imports answer at once.
+    imports: {
+        "mcpbox:plugin/host.sample": async,
+        "mcpbox:plugin/host.elicit": async,
+    },
     exports: { default: async },
 });
 

@@ -53,6 +53,27 @@ pub struct ServeArgs {
     /// Items per page of list results [default: 100].
     #[arg(long, value_name = "N")]
     pub page_size: Option<usize>,
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks one) instead
+    /// of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http, serve stdio as well.
+    #[arg(long)]
+    pub stdio: bool,
+    /// The MCP endpoint path of the HTTP server.
+    #[arg(long, value_name = "PATH", default_value = "/mcp")]
+    pub http_path: String,
+    /// Accept this `Host` header value too (repeatable); loopback names and the bound address
+    /// are always accepted.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// Accept requests from this browser origin too, e.g. https://app.example.com:443
+    /// (repeatable); local origins are always accepted, others get 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// Require `Authorization: Bearer <token>` on HTTP, the token read from this file.
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<PathBuf>,
 }
 
 /// The config file's schema.
@@ -115,6 +136,8 @@ pub struct Settings {
     pub engine: EngineOptions,
     pub prefixes: PrefixOverrides,
     pub page_size: usize,
+    pub http: Option<crate::mcp::http::HttpOptions>,
+    pub stdio: bool,
 }
 
 impl Settings {
@@ -163,7 +186,28 @@ impl Settings {
         let engine = EngineOptions { cache_dir: cache_dir.filter(|_| cache_enabled), pooling: args.pooling };
         let prefixes = file.plugin.into_iter().filter_map(|(name, p)| p.prefix.map(|prefix| (name, prefix))).collect();
         let page_size = args.page_size.or(file.limits.page_size).unwrap_or(100).max(1);
-        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, prefixes, page_size })
+        let auth_token = match &args.auth_token_file {
+            Some(path) => {
+                let token = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the auth token file {}", path.display()))?;
+                let token = token.trim().to_owned();
+                if token.is_empty() {
+                    return Err(anyhow!("the auth token file {} is empty", path.display()));
+                }
+                Some(token)
+            }
+            None => None,
+        };
+        let http = args.http.map(|addr| crate::mcp::http::HttpOptions {
+            addr,
+            path: args.http_path.clone(),
+            allowed_hosts: args.allowed_hosts.clone(),
+            allowed_origins: args.allowed_origins.clone(),
+            auth_token,
+            max_body_bytes: max_message_bytes,
+        });
+        let stdio = http.is_none() || args.stdio;
+        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, prefixes, page_size, http, stdio })
     }
 }
 

@@ -83,19 +83,55 @@ async fn serve(args: ServeArgs) -> Result<()> {
         tools = catalog.tools().len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         roots = ?settings.roots.iter().map(|r| r.path.display().to_string()).collect::<Vec<_>>(),
-        "serving over stdio"
+        "plugins loaded"
     );
     if catalog.plugins().is_empty() {
         tracing::warn!("no plugin loaded: the server offers nothing");
     }
     let shared = Shared::new(catalog, settings.roots, settings.page_size).context("cannot describe the plugins")?;
-    mcpbox::mcp::stdio::serve(
-        McpServer::new(shared),
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        settings.max_message_bytes,
-    )
-    .await
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(cancel_on_signal(shutdown.clone()));
+    let http = settings.http.map(|options| {
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move { mcpbox::mcp::http::serve(shared, options, shutdown, |_| {}).await })
+    });
+    if settings.stdio {
+        let stdio = McpServer::new(shared);
+        tokio::select! {
+            result = mcpbox::mcp::stdio::serve(stdio, tokio::io::stdin(), tokio::io::stdout(), settings.max_message_bytes) => {
+                result?;
+                // With HTTP too, the end of stdin ends only the stdio session.
+                if http.is_none() {
+                    return Ok(());
+                }
+            }
+            () = shutdown.cancelled() => {
+                if http.is_none() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    if let Some(http) = http {
+        http.await.context("http server task failed")??;
+    }
+    Ok(())
+}
+
+/// Cancels `token` on SIGINT or SIGTERM, for a graceful shutdown.
+async fn cancel_on_signal(token: tokio_util::sync::CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        tracing::warn!("cannot listen for signals; stop mcpbox by closing its input or killing it");
+        return;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    tracing::info!("signal received");
+    token.cancel();
 }
 
 async fn inspect(file: PathBuf, json: bool) -> Result<()> {

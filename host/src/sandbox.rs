@@ -44,12 +44,32 @@ pub enum GuestEvent {
 /// host log) so that a chatty plugin cannot grow the host's queues without bound.
 const MAX_EVENTS_PER_CALL: usize = 10_000;
 
+/// Requests a guest may make of the client, answered by the protocol layer.
+pub trait ClientRequests: Send + Sync {
+    /// Sends the MCP request `method` with JSON `params` to the client and returns its JSON
+    /// result, or why there is none.
+    fn request(&self, method: ClientMethod, params: serde_json::Value) -> BoxFuture<'static, Result<serde_json::Value, String>>;
+}
+
+/// The client requests a guest can make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientMethod {
+    /// `sampling/createMessage`
+    Sample,
+    /// `elicitation/create`
+    Elicit,
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// Per-call context from the protocol layer.
 #[derive(Clone, Default)]
 pub struct CallScope {
     pub grants: Arc<[Grant]>,
     pub cancel: CancellationToken,
     pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
+    /// Where `sample` and `elicit` go; `None` refuses them.
+    pub client: Option<Arc<dyn ClientRequests>>,
 }
 
 /// Why a call produced no result. Each variant names the plugin, and maps to one MCP outcome
@@ -139,6 +159,18 @@ impl HostState {
     }
 }
 
+impl HostState {
+    async fn ask_client(&mut self, method: ClientMethod, request: String) -> Result<String, String> {
+        let params: serde_json::Value =
+            serde_json::from_str(&request).map_err(|e| format!("the request is not JSON: {e}"))?;
+        let Some(client) = self.scope.client.clone() else {
+            return Err("this call cannot reach the client".to_owned());
+        };
+        tracing::debug!(plugin = %self.plugin, ?method, "guest asks the client");
+        client.request(method, params).await.map(|result| result.to_string())
+    }
+}
+
 impl types::Host for HostState {}
 
 impl host::Host for HostState {
@@ -161,6 +193,14 @@ impl host::Host for HostState {
 
     fn cancelled(&mut self) -> bool {
         self.scope.cancel.is_cancelled()
+    }
+
+    async fn sample(&mut self, request: String) -> Result<String, String> {
+        self.ask_client(ClientMethod::Sample, request).await
+    }
+
+    async fn elicit(&mut self, request: String) -> Result<String, String> {
+        self.ask_client(ClientMethod::Elicit, request).await
     }
 
     fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {

@@ -170,4 +170,29 @@ pub mod host {
     pub fn granted_dirs() -> Vec<GrantedDir> {
         imports::granted_dirs()
     }
+
+    /// Asks the client's model (MCP `sampling/createMessage`); `request` holds that request's
+    /// params (`messages`, `maxTokens`, ...), the result is the client's result.
+    pub fn sample(request: &serde_json::Value) -> Result<serde_json::Value, crate::Error> {
+        let result = imports::sample(&request.to_string()).map_err(crate::Error::failed)?;
+        Ok(serde_json::from_str(&result)?)
+    }
+
+    /// Asks the model for text: one user message, at most `max_tokens`; returns the text of
+    /// the answer.
+    pub fn sample_text(prompt: &str, max_tokens: u32) -> Result<String, crate::Error> {
+        let result = sample(&serde_json::json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+            "maxTokens": max_tokens,
+        }))?;
+        Ok(result["content"]["text"].as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Asks the user for input matching `requested_schema` (MCP `elicitation/create`); the
+    /// result holds `action` (accept, decline, cancel) and, when accepted, `content`.
+    pub fn elicit(message: &str, requested_schema: &serde_json::Value) -> Result<serde_json::Value, crate::Error> {
+        let request = serde_json::json!({ "message": message, "requestedSchema": requested_schema });
+        let result = imports::elicit(&request.to_string()).map_err(crate::Error::failed)?;
+        Ok(serde_json::from_str(&result)?)
+    }
 }

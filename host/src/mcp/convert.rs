@@ -260,13 +260,14 @@ pub fn severity(level: LoggingLevel) -> u8 {
 }
 
 /// Capabilities of what the loaded plugins offer; nothing more is declared. List-change
-/// notifications and resource subscriptions are not offered (yet), so not declared.
+/// notifications are not sent (yet), so not declared. Resource subscriptions are accepted
+/// and recorded per session; plugins cannot report changes yet, so no update is ever due.
 pub fn capabilities(catalog: &Catalog) -> ServerCapabilities {
     let mut caps = Map::new();
     caps.insert("tools".into(), json!({}));
     caps.insert("logging".into(), json!({}));
     if catalog.has_resources() {
-        caps.insert("resources".into(), json!({}));
+        caps.insert("resources".into(), json!({ "subscribe": true }));
     }
     if !catalog.prompts().is_empty() {
         caps.insert("prompts".into(), json!({}));

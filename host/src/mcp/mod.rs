@@ -9,8 +9,10 @@
 
 mod convert;
 mod cursor;
+pub mod http;
 pub mod stdio;
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,15 +23,16 @@ use rmcp::model::{
     GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
+    ReadResourceResponse, Reference, ServerConfig, ServerRequest, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, CompletionTarget};
 use crate::roots::{self, AllowedDir, ClientRoot, Grant};
-use crate::sandbox::{CallError, CallScope, GuestEvent};
+use crate::sandbox::{BoxFuture, CallError, CallScope, ClientMethod, ClientRequests, GuestEvent};
 use convert::Dialect;
 
 /// How long a call waits for the client's first `roots/list` answer before it runs with no
@@ -91,6 +94,8 @@ pub struct McpServer {
     shared: Arc<Shared>,
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
     roots: Arc<watch::Sender<RootsState>>,
+    /// Resource URIs this session subscribed to (legacy `resources/subscribe`).
+    subscriptions: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl McpServer {
@@ -99,6 +104,7 @@ impl McpServer {
             shared,
             log_level: Arc::new(Mutex::new(None)),
             roots: Arc::new(watch::channel(RootsState::NotDeclared).0),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -155,13 +161,16 @@ impl McpServer {
         let cancel: CancellationToken = context.ct.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
+        let client: Arc<dyn ClientRequests> =
+            Arc::new(PeerClient { peer: context.peer.clone(), modern: Self::is_modern(context) });
         if progress_token.is_none() && log_level.is_none() {
-            return call(CallScope { grants, cancel, events: None }).await;
+            return call(CallScope { grants, cancel, events: None, client: Some(client) }).await;
         }
         let (sender, receiver) = mpsc::unbounded_channel();
         let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
         // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
-        let (output, ()) = tokio::join!(call(CallScope { grants, cancel, events: Some(sender) }), forward);
+        let scope = CallScope { grants, cancel, events: Some(sender), client: Some(client) };
+        let (output, ()) = tokio::join!(call(scope), forward);
         output
     }
 
@@ -189,6 +198,43 @@ impl McpServer {
 
 async fn send_in_time<E>(send: impl std::future::Future<Output = Result<(), E>>) -> bool {
     matches!(tokio::time::timeout(NOTIFY_TIMEOUT, send).await, Ok(Ok(())))
+}
+
+/// A guest's `sample` and `elicit`, sent to the client as server-to-client requests (legacy
+/// sessions, 2025-06-18 `client/sampling` and `client/elicitation`).
+struct PeerClient {
+    peer: Peer<RoleServer>,
+    modern: bool,
+}
+
+impl ClientRequests for PeerClient {
+    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let peer = self.peer.clone();
+        let modern = self.modern;
+        Box::pin(async move {
+            if modern {
+                return Err("asking the client needs a session; over stateless 2026-07-28 mcpbox does not yet offer \
+                            multi round-trip requests"
+                    .to_owned());
+            }
+            let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+            let (wire, offered) = match method {
+                ClientMethod::Sample => ("sampling/createMessage", capabilities.is_some_and(|c| c.sampling.is_some())),
+                ClientMethod::Elicit => ("elicitation/create", capabilities.is_some_and(|c| c.elicitation.is_some())),
+            };
+            if !offered {
+                return Err(format!("the client does not offer {wire}"));
+            }
+            let message = json!({ "method": wire, "params": params });
+            let request = match method {
+                ClientMethod::Sample => serde_json::from_value(message).map(ServerRequest::CreateMessageRequest),
+                ClientMethod::Elicit => serde_json::from_value(message).map(ServerRequest::ElicitRequest),
+            }
+            .map_err(|e| format!("invalid {wire} request: {e}"))?;
+            let result = peer.send_request(request).await.map_err(|e| format!("{wire} failed: {e}"))?;
+            serde_json::to_value(result).map_err(|e| format!("cannot encode the {wire} result: {e}"))
+        })
+    }
 }
 
 /// Sends a call's guest events as notifications until the call drops its sender. A
@@ -410,6 +456,20 @@ impl ServerHandler for McpServer {
             Some(Err(error)) => Err(convert::call_error(error)),
             Some(Ok(result)) => convert::completion_result(&result),
         }
+    }
+
+    async fn subscribe(&self, request: SubscribeRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).remove(&request.uri);
+        Ok(())
     }
 
     async fn set_level(

@@ -6,7 +6,7 @@
 use std::thread::sleep;
 use std::time::Duration;
 
-use mcpbox_sdk::host::{log, progress};
+use mcpbox_sdk::host::{elicit, log, progress, sample_text};
 use mcpbox_sdk::prelude::*;
 
 /// A 1x1 transparent PNG.
@@ -44,8 +44,66 @@ fn text_resource_contents(uri: &str, mime: &str, text: &str) -> Vec<ResourceCont
     }]
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct SamplingArgs {
+    /// The prompt to send to the client's model.
+    prompt: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ElicitationArgs {
+    /// The message to show the user.
+    message: String,
+}
+
 fn plugin() -> Plugin {
     Plugin::new()
+        .tool(Tool::new("test_sampling", "Asks the client's model (sampling)", |a: SamplingArgs| {
+            Ok(format!("LLM response: {}", sample_text(&a.prompt, 100)?))
+        }))
+        .tool(Tool::new("test_elicitation", "Asks the user for a username and email (elicitation)", |a: ElicitationArgs| {
+            let schema = json!({
+                "type": "object",
+                "properties": { "username": { "type": "string" }, "email": { "type": "string" } },
+                "required": ["username", "email"]
+            });
+            Ok(format!("User response: {}", elicit(&a.message, &schema)?))
+        }))
+        .tool(Tool::new("test_elicitation_sep1034_defaults", "Elicitation whose schema has defaults (SEP-1034)", |_: NoArgs| {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "default": "John Doe" },
+                    "age": { "type": "integer", "default": 30 },
+                    "score": { "type": "number", "default": 95.5 },
+                    "status": { "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" },
+                    "verified": { "type": "boolean", "default": true }
+                }
+            });
+            Ok(format!("Elicitation completed: {}", elicit("Please review and update the form fields with defaults", &schema)?))
+        }))
+        .tool(Tool::new("test_elicitation_sep1330_enums", "Elicitation with the five enum schema variants (SEP-1330)", |_: NoArgs| {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                    "titledSingle": { "type": "string", "oneOf": [
+                        { "const": "value1", "title": "First Option" },
+                        { "const": "value2", "title": "Second Option" },
+                        { "const": "value3", "title": "Third Option" }
+                    ] },
+                    "legacyEnum": { "type": "string", "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"] },
+                    "untitledMulti": { "type": "array", "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+                    "titledMulti": { "type": "array", "items": { "anyOf": [
+                        { "const": "value1", "title": "First Choice" },
+                        { "const": "value2", "title": "Second Choice" },
+                        { "const": "value3", "title": "Third Choice" }
+                    ] } }
+                }
+            });
+            Ok(format!("Elicitation completed: {}", elicit("Please select options from the enum fields", &schema)?))
+        }))
         .tool(Tool::new("test_simple_text", "Returns a simple text response", |_: NoArgs| {
             Ok("This is a simple text response for testing.")
         }))
