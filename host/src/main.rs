@@ -21,8 +21,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve plugins as one MCP server over stdio (the default command).
-    Serve(ServeArgs),
+    /// Serve plugins as one MCP server over stdio or HTTP (the default command).
+    Serve(Box<ServeArgs>),
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
         /// The `.wasm` component.
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Some(Command::Serve(args)) => serve(args).await,
+            Some(Command::Serve(args)) => serve(*args).await,
             None => serve(cli.serve).await,
             Some(Command::Inspect { file, json }) => inspect(file, json).await,
         }
@@ -122,7 +122,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
 /// Cancels `token` on SIGINT or SIGTERM, for a graceful shutdown.
 async fn cancel_on_signal(token: tokio_util::sync::CancellationToken) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
         tracing::warn!("cannot listen for signals; stop mcpbox by closing its input or killing it");
         return;
     };

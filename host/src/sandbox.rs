@@ -48,7 +48,11 @@ const MAX_EVENTS_PER_CALL: usize = 10_000;
 pub trait ClientRequests: Send + Sync {
     /// Sends the MCP request `method` with JSON `params` to the client and returns its JSON
     /// result, or why there is none.
-    fn request(&self, method: ClientMethod, params: serde_json::Value) -> BoxFuture<'static, Result<serde_json::Value, String>>;
+    fn request(
+        &self,
+        method: ClientMethod,
+        params: serde_json::Value,
+    ) -> BoxFuture<'static, Result<serde_json::Value, String>>;
 }
 
 /// The client requests a guest can make.

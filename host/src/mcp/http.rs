@@ -53,8 +53,9 @@ pub async fn serve(
     shutdown: CancellationToken,
     bound: impl FnOnce(SocketAddr),
 ) -> Result<()> {
-    let listener =
-        tokio::net::TcpListener::bind(options.addr).await.with_context(|| format!("cannot listen on {}", options.addr))?;
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
     bound(local);
 
