@@ -1,16 +1,21 @@
-"""Drives mcpbox over stdio with the official MCP Python SDK, in one protocol era.
+"""Drives mcpbox with the official MCP Python SDK, over stdio or Streamable HTTP, in one era.
 
-usage: python_sdk_client.py MCPBOX_BINARY PLUGIN_DIR ROOT_DIR legacy|modern
-Lists and calls tools, reads resources and gets prompts of the bundled plugins; exits non-zero
-(with the reason) if anything differs from what the plugins must return.
+usage:
+  python_sdk_client.py stdio MCPBOX_BINARY PLUGIN_DIR ROOT_DIR legacy|modern
+  python_sdk_client.py http URL ROOT_NAME legacy|modern
+  python_sdk_client.py http-roots URL CLIENT_ROOT_DIR OTHER_ROOT_NAME
+The first two list and call tools, read resources and get prompts of the bundled plugins. The
+third declares CLIENT_ROOT_DIR as the session's only root and checks that the session sees it
+(file notes.txt) and not OTHER_ROOT_NAME. Exits non-zero, with the reason, on any difference.
 """
 
 import asyncio
 import os
 import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def check(condition, message):
@@ -18,35 +23,61 @@ def check(condition, message):
         raise SystemExit(f"python sdk client: {message}")
 
 
-async def main(binary, plugins, root, era):
-    params = StdioServerParameters(
-        command=binary,
-        args=["serve", plugins, "--root", root],
-        env={**os.environ, "MCPBOX_LOG": "warn"},
-    )
-    root_name = os.path.basename(root.rstrip("/"))
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            if era == "legacy":
-                result = await session.initialize()
-                check(result.server_info.name == "mcpbox", f"server info {result.server_info}")
-            else:
-                result = await session.discover()
-                check("2026-07-28" in result.supported_versions, f"supported {result.supported_versions}")
-            tools = (await session.list_tools()).tools
-            names = {tool.name for tool in tools}
-            for expected in ("fs.read_file", "textstats.stats", "conformance.test_simple_text"):
-                check(expected in names, f"{expected} not in {sorted(names)}")
-            call = await session.call_tool("fs.read_file", {"path": f"/roots/{root_name}/notes.txt"})
-            check(not call.is_error and call.content[0].text == "one two two\n", f"read_file gave {call}")
-            stats = await session.call_tool("textstats.stats", {"path": f"/roots/{root_name}/notes.txt"})
-            check(stats.structured_content["words"] == 3, f"stats gave {stats}")
-            resource = await session.read_resource("test://static-text")
-            check(resource.contents[0].text == "This is the content of the static text resource.", f"{resource}")
-            prompt = await session.get_prompt("conformance.test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
-            check(prompt.messages[0].content.text == "Prompt with arguments: arg1='a', arg2='b'", f"{prompt}")
-    print(f"python sdk client ({era}): ok")
+async def exercise(session, era, root_name):
+    if era == "legacy":
+        result = await session.initialize()
+        check(result.server_info.name == "mcpbox", f"server info {result.server_info}")
+    else:
+        result = await session.discover()
+        check("2026-07-28" in result.supported_versions, f"supported {result.supported_versions}")
+    names = {tool.name for tool in (await session.list_tools()).tools}
+    for expected in ("fs.read_file", "textstats.stats", "conformance.test_simple_text"):
+        check(expected in names, f"{expected} not in {sorted(names)}")
+    call = await session.call_tool("fs.read_file", {"path": f"/roots/{root_name}/notes.txt"})
+    check(not call.is_error and call.content[0].text == "one two two\n", f"read_file gave {call}")
+    stats = await session.call_tool("textstats.stats", {"path": f"/roots/{root_name}/notes.txt"})
+    check(stats.structured_content["words"] == 3, f"stats gave {stats}")
+    resource = await session.read_resource("test://static-text")
+    check(resource.contents[0].text == "This is the content of the static text resource.", f"{resource}")
+    prompt = await session.get_prompt("conformance.test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+    check(prompt.messages[0].content.text == "Prompt with arguments: arg1='a', arg2='b'", f"{prompt}")
+
+
+async def main(mode, *args):
+    if mode == "stdio":
+        binary, plugins, root, era = args
+        params = StdioServerParameters(command=binary, args=["serve", plugins, "--root", root],
+                                       env={**os.environ, "MCPBOX_LOG": "warn"})
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await exercise(session, era, os.path.basename(root.rstrip("/")))
+        print(f"python sdk client (stdio, {era}): ok")
+    elif mode == "http":
+        url, root_name, era = args
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await exercise(session, era, root_name)
+        print(f"python sdk client (http, {era}): ok")
+    elif mode == "http-roots":
+        url, client_root, other = args
+        name = os.path.basename(client_root.rstrip("/"))
+
+        async def roots(context):
+            return types.ListRootsResult(roots=[types.Root(uri=f"file://{client_root}", name=name)])
+
+        async with streamable_http_client(url) as (read, write), \
+                ClientSession(read, write, list_roots_callback=roots) as session:
+            await session.initialize()
+            mine = await session.call_tool("fs.read_file", {"path": f"/roots/{name}/notes.txt"})
+            check(not mine.is_error, f"own root not readable: {mine}")
+            theirs = await session.call_tool("fs.list_dir", {"path": f"/roots/{other}"})
+            check(theirs.is_error, f"the other session's root is visible: {theirs}")
+            # Stay a while, so that both sessions are open at once.
+            await asyncio.sleep(0.5)
+            again = await session.call_tool("fs.read_file", {"path": f"/roots/{name}/notes.txt"})
+            check(not again.is_error, f"own root lost: {again}")
+        print(f"python sdk client (http roots {name}): ok")
+    else:
+        raise SystemExit(f"unknown mode {mode}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:5]))
+    asyncio.run(main(*sys.argv[1:]))

@@ -3,6 +3,7 @@
 
 mod common;
 mod framing;
+mod http;
 mod loading;
 mod protocol;
 mod real_client;

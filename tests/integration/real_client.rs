@@ -97,6 +97,7 @@ fn python_sdk_client_in_both_eras() {
     for era in ["legacy", "modern"] {
         let output = std::process::Command::new(&python)
             .arg(repo_root().join("tests/clients/python_sdk_client.py"))
+            .arg("stdio")
             .arg(env!("CARGO_BIN_EXE_mcpbox"))
             .arg(guests().join("plugins"))
             .arg(dir.path())
@@ -106,7 +107,7 @@ fn python_sdk_client_in_both_eras() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
-            output.status.success() && stdout.contains(&format!("python sdk client ({era}): ok")),
+            output.status.success() && stdout.contains(&format!("python sdk client (stdio, {era}): ok")),
             "{era}: {stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );

@@ -79,7 +79,8 @@ pub async fn serve(
         config,
     );
 
-    let mut mcp = Router::new().nest_service(&options.path, service);
+    let mut mcp =
+        Router::new().nest_service(&options.path, service).layer(middleware::from_fn(session_end_is_no_content));
     if let Some(token) = options.auth_token.clone() {
         mcp = mcp.route_layer(middleware::from_fn_with_state(Arc::<str>::from(token), require_bearer));
     }
@@ -107,6 +108,17 @@ pub async fn serve(
     axum::serve(listener, app).with_graceful_shutdown(graceful).await.context("http server failed")?;
     sessions_done.cancel();
     Ok(())
+}
+
+/// A DELETE that ended a session answers 204 rather than rmcp's 202: nothing is pending, and
+/// clients (the Python SDK among them) treat anything but 200/204 as a failed termination.
+async fn session_end_is_no_content(request: Request, next: Next) -> Response {
+    let is_delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Bearer-token check (RFC 6750) in constant time, so the comparison leaks nothing about

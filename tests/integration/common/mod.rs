@@ -104,6 +104,28 @@ impl Server {
         Server { child, stdin, lines, stderr, next_id: 0, backlog: Vec::new() }
     }
 
+    /// Starts `mcpbox serve --http 127.0.0.1:0` with these arguments and returns it with the
+    /// URL of its MCP endpoint.
+    pub fn start_http<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Server, String) {
+        let mut all: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+        all.extend(["--http".into(), "127.0.0.1:0".into()]);
+        let server = Server::start(&all);
+        let end = Instant::now() + WAIT;
+        loop {
+            let log = server.stderr();
+            if let Some(at) = log.find("serving MCP over ") {
+                let url = log[at + "serving MCP over ".len()..].split_whitespace().next().unwrap().to_owned();
+                return (server, url);
+            }
+            assert!(Instant::now() < end, "the HTTP server did not start:\n{log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }

@@ -1,0 +1,362 @@
+//! Streamable HTTP over real sockets: both eras, every status code and header rule, SSE
+//! ordering, cancellation on disconnect, graceful shutdown, the official conformance suite,
+//! and the official Python SDK client with per-session roots.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const SESSION: &str = "mcp-session-id";
+
+fn initialize_body() -> Value {
+    json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "http-tests", "version": "1" } } })
+}
+
+fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(HeaderName::from_bytes(name.as_bytes()).unwrap(), HeaderValue::from_str(value).unwrap());
+    }
+    map
+}
+
+/// POSTs `body` with the headers a compliant client sends, plus `extra`.
+async fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .headers(headers(extra))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The JSON-RPC messages of a response, whether it came as JSON or as an SSE stream.
+async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse =
+        response.headers().get("content-type").is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
+    let text = response.text().await.unwrap();
+    if !is_sse {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// A legacy session: returns its id.
+async fn open_session(url: &str) -> String {
+    let response = post(url, &initialize_body(), &[]).await;
+    assert_eq!(response.status(), 200);
+    let session = response.headers().get(SESSION).expect("no Mcp-Session-Id").to_str().unwrap().to_owned();
+    let _ = messages(response).await;
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let response = post(url, &initialized, &[(SESSION, &session), ("mcp-protocol-version", "2025-11-25")]).await;
+    assert_eq!(response.status(), 202);
+    session
+}
+
+fn session_headers(session: &str) -> [(&'static str, &str); 2] {
+    [(SESSION, session), ("mcp-protocol-version", "2025-11-25")]
+}
+
+#[tokio::test]
+async fn legacy_sessions_and_every_status_code() {
+    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let session = open_session(&url).await;
+    assert!(session.len() >= 32, "session ids are long random tokens: {session}");
+    let other = open_session(&url).await;
+    assert_ne!(session, other);
+
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let ok = post(&url, &list, &session_headers(&session)).await;
+    assert_eq!(ok.status(), 200);
+    assert!(messages(ok).await[0]["result"]["tools"].as_array().unwrap().len() > 5);
+
+    assert_eq!(post(&url, &list, &[("mcp-protocol-version", "2025-11-25")]).await.status(), 400, "missing session");
+    let unknown = [(SESSION, "00000000000000000000000000000000"), ("mcp-protocol-version", "2025-11-25")];
+    assert_eq!(post(&url, &list, &unknown).await.status(), 404, "unknown session");
+    let bad_version = [(SESSION, session.as_str()), ("mcp-protocol-version", "1999-01-01")];
+    assert_eq!(post(&url, &list, &bad_version).await.status(), 400, "unsupported protocol version header");
+
+    let client = reqwest::Client::new();
+    assert_eq!(client.put(&url).send().await.unwrap().status(), 405);
+    let no_type = client.post(&url).header("accept", "application/json, text/event-stream").body(list.to_string());
+    assert_eq!(no_type.headers(headers(&session_headers(&session))).send().await.unwrap().status(), 415);
+    let no_accept = client.post(&url).header("content-type", "application/json").body(list.to_string());
+    assert_eq!(no_accept.headers(headers(&session_headers(&session))).send().await.unwrap().status(), 406);
+
+    let ended = client.delete(&url).headers(headers(&session_headers(&session))).send().await.unwrap();
+    assert_eq!(ended.status(), 204);
+    assert_eq!(post(&url, &list, &session_headers(&session)).await.status(), 404, "ended session");
+    assert_eq!(post(&url, &list, &session_headers(&other)).await.status(), 200, "other sessions go on");
+}
+
+#[tokio::test]
+async fn foreign_origins_hosts_and_oversized_bodies_are_refused() {
+    let (_server, url) =
+        Server::start_http(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
+    let client = reqwest::Client::new();
+    let health = client.get(url.replace("/mcp", "/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+
+    assert_eq!(post(&url, &initialize_body(), &[("origin", "http://evil.example.com")]).await.status(), 403);
+    assert_eq!(post(&url, &initialize_body(), &[("host", "evil.example.com")]).await.status(), 403);
+    let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
+    let local = format!("http://localhost:{port}");
+    assert_eq!(post(&url, &initialize_body(), &[("origin", &local)]).await.status(), 200);
+
+    let mut big = initialize_body();
+    big["params"]["padding"] = json!("x".repeat(10_000));
+    assert_eq!(post(&url, &big, &[]).await.status(), 413);
+}
+
+#[tokio::test]
+async fn an_allowed_origin_is_accepted() {
+    let (_server, url) = Server::start_http(&[
+        plugin("conformance").into_os_string(),
+        "--allow-origin".into(),
+        "https://app.example.com:443".into(),
+    ]);
+    assert_eq!(post(&url, &initialize_body(), &[("origin", "https://app.example.com")]).await.status(), 200);
+    assert_eq!(post(&url, &initialize_body(), &[("origin", "https://evil.example.com")]).await.status(), 403);
+}
+
+#[tokio::test]
+async fn bearer_auth_guards_the_endpoint_in_constant_time() {
+    let dir = temp_dir();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+    let (_server, url) =
+        Server::start_http(&[plugin("conformance").into_os_string(), "--auth-token-file".into(), token_file.into()]);
+    let missing = post(&url, &initialize_body(), &[]).await;
+    assert_eq!(missing.status(), 401);
+    assert!(missing.headers().get("www-authenticate").unwrap().to_str().unwrap().starts_with("Bearer"));
+    assert_eq!(post(&url, &initialize_body(), &[("authorization", "Bearer s3cret-tokeX")]).await.status(), 401);
+    assert_eq!(post(&url, &initialize_body(), &[("authorization", "Bearer s3cret-token")]).await.status(), 200);
+    let health = reqwest::get(url.replace("/mcp", "/healthz")).await.unwrap();
+    assert_eq!(health.status(), 200, "liveness needs no token");
+}
+
+#[tokio::test]
+async fn notifications_stream_before_the_result() {
+    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let session = open_session(&url).await;
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": "conformance.test_tool_with_progress", "_meta": { "progressToken": "p" } } });
+    let response = post(&url, &call, &session_headers(&session)).await;
+    assert_eq!(response.status(), 200);
+    let events = messages(response).await;
+    let methods: Vec<&str> = events.iter().map(|m| m["method"].as_str().unwrap_or("result")).collect();
+    assert_eq!(methods, ["notifications/progress", "notifications/progress", "notifications/progress", "result"]);
+    assert_eq!(events[3]["id"], 7);
+    for event in &events {
+        let name = if event.get("method").is_some() { "ProgressNotification" } else { "JSONRPCResponse" };
+        assert_schema("2025-11-25", name, event);
+    }
+}
+
+#[tokio::test]
+async fn modern_requests_are_stateless_and_headers_must_match_the_body() {
+    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": modern_meta() } });
+    let modern_headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
+    let response = post(&url, &list, &modern_headers).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get(SESSION).is_none(), "2026-07-28 has no sessions");
+    let answer = messages(response).await.pop().unwrap();
+    assert_schema("2026-07-28", "ListToolsResultResponse", &answer);
+
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "conformance.test_simple_text", "_meta": modern_meta() } });
+    let named = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "conformance.test_simple_text"),
+    ];
+    let response = post(&url, &call, &named).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(text(&messages(response).await.pop().unwrap()["result"]), "This is a simple text response for testing.");
+
+    let mismatch = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
+    let response = post(&url, &call, &mismatch).await;
+    assert_eq!(response.status(), 400);
+    let error = messages(response).await.pop().unwrap();
+    assert_schema("2026-07-28", "HeaderMismatchError", &error);
+
+    let wrong_name = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "other")];
+    assert_eq!(post(&url, &call, &wrong_name).await.status(), 400);
+
+    let discover =
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": { "_meta": modern_meta() } });
+    let response =
+        post(&url, &discover, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")]).await;
+    assert_eq!(response.status(), 200);
+    assert_schema("2026-07-28", "DiscoverResultResponse", &messages(response).await.pop().unwrap());
+}
+
+/// 2026-07-28 Streamable HTTP §Cancellation: closing a request's stream cancels the request.
+/// (Legacy sessions are different by design: 2025-11-25 says a disconnect SHOULD NOT be taken
+/// as cancellation; those clients send `notifications/cancelled`.)
+#[tokio::test]
+async fn a_modern_client_that_disconnects_cancels_its_guest_and_slow_plugins_delay_nobody() {
+    let (server, url) = Server::start_http(&[fixture("chaos"), plugin("conformance")]);
+    let spin = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "chaos.spin", "arguments": { "ms": 120000 }, "_meta": modern_meta() } });
+    // A raw socket, so that "disconnect" means exactly closing the connection.
+    let address = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let mut socket = std::net::TcpStream::connect(&address).unwrap();
+    let body = spin.to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: chaos.spin\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    std::io::Write::write_all(&mut socket, request.as_bytes()).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // While it spins, another plugin answers at once.
+    let started = Instant::now();
+    let session = open_session(&url).await;
+    let quick = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "conformance.test_simple_text" } });
+    let answer = messages(post(&url, &quick, &session_headers(&session)).await).await;
+    assert_eq!(text(&answer.last().unwrap()["result"]), "This is a simple text response for testing.");
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(!server.stderr().contains("was cancelled"), "nothing cancelled it yet");
+    drop(socket);
+    assert!(
+        server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[tokio::test]
+async fn many_sessions_and_calls_run_concurrently() {
+    let (_server, url) = Server::start_http(&[fixture("chaos")]);
+    let started = Instant::now();
+    let mut calls = Vec::new();
+    for _ in 0..4 {
+        let session = open_session(&url).await;
+        for id in 0..4 {
+            let url = url.clone();
+            let session = session.clone();
+            calls.push(tokio::spawn(async move {
+                let sleep = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": { "name": "chaos.sleep", "arguments": { "ms": 1000 } } });
+                let answer = messages(post(&url, &sleep, &session_headers(&session)).await).await;
+                text(&answer.last().unwrap()["result"])
+            }));
+        }
+    }
+    for call in calls {
+        assert_eq!(call.await.unwrap(), "slept");
+    }
+    assert!(started.elapsed() < Duration::from_secs(8), "16 one-second calls overlap: {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_graceful_shutdown_finishes_in_flight_calls() {
+    let (mut server, url) = Server::start_http(&[fixture("chaos")]);
+    let session = open_session(&url).await;
+    let sleep = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "chaos.sleep", "arguments": { "ms": 1500 } } });
+    let in_flight = tokio::spawn({
+        let url = url.clone();
+        async move { messages(post(&url, &sleep, &session_headers(&session)).await).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap();
+    assert!(status.success());
+    let answer = in_flight.await.unwrap();
+    assert_eq!(text(&answer.last().unwrap()["result"]), "slept", "the computed response is not lost");
+    let exit = server.wait_exit(Duration::from_secs(30)).expect("mcpbox did not exit after SIGTERM");
+    assert!(exit.success(), "{exit}");
+    // New connections are refused once shutting down.
+    assert!(reqwest::get(url.replace("/mcp", "/healthz")).await.is_err());
+}
+
+#[test]
+fn the_official_conformance_suite_passes() {
+    let setup =
+        std::process::Command::new("bash").arg(repo_root().join("scripts/setup-conformance.sh")).output().unwrap();
+    assert!(
+        setup.status.success(),
+        "installing the conformance suite failed: {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    let tools = String::from_utf8(setup.stdout).unwrap();
+    let (node, suite) = tools.trim().split_once(' ').unwrap();
+    let dir = temp_dir();
+    let config = dir.path().join("conformance.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "plugins = [{:?}]\n\n[plugin.conformance]\nprefix = \"\"\n",
+            plugin("conformance").display().to_string()
+        ),
+    )
+    .unwrap();
+    let (_server, url) = Server::start_http(&["--config".as_ref(), config.as_os_str()]);
+    let output = std::process::Command::new(node).args([suite, "server", "--url", &url]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let total = stdout.lines().find(|l| l.starts_with("Total: ")).unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    assert!(output.status.success() && total.ends_with(" 0 failed"), "{total}\n{stdout}");
+    let passed: usize = total["Total: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(passed >= 40, "{total}");
+}
+
+#[test]
+fn python_sdk_over_http_in_both_eras_with_per_session_roots() {
+    let setup =
+        std::process::Command::new("bash").arg(repo_root().join("scripts/setup-python-client.sh")).output().unwrap();
+    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
+    let python = String::from_utf8(setup.stdout).unwrap().trim().to_owned();
+    let allowed = temp_dir();
+    for name in ["alpha", "beta"] {
+        std::fs::create_dir_all(allowed.path().join(name)).unwrap();
+        std::fs::write(allowed.path().join(name).join("notes.txt"), "one two two\n").unwrap();
+    }
+    std::fs::write(allowed.path().join("notes.txt"), "one two two\n").unwrap();
+    let (_server, url) =
+        Server::start_http(&[guests().join("plugins").into_os_string(), "--root".into(), allowed.path().into()]);
+    let script = repo_root().join("tests/clients/python_sdk_client.py");
+    let root_name = allowed.path().file_name().unwrap().to_str().unwrap().to_owned();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&python)
+            .arg(&script)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for era in ["legacy", "modern"] {
+        let output = run(&["http", &url, &root_name, era]).wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(&format!("(http, {era}): ok")),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // Two sessions at once, each with its own roots, each blind to the other's.
+    let alpha = allowed.path().join("alpha").display().to_string();
+    let beta = allowed.path().join("beta").display().to_string();
+    let first = run(&["http-roots", &url, &alpha, "beta"]);
+    let second = run(&["http-roots", &url, &beta, "alpha"]);
+    for child in [first, second] {
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains(": ok"), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    }
+}
