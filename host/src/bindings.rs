@@ -5,9 +5,10 @@ wasmtime::component::bindgen!({
     path: "../wit",
     world: "plugin",
     // Sampling and elicitation wait for the client; the other imports answer at once.
+    // They may also stop the call (trap) when a stateless client must be asked first.
     imports: {
-        "mcpbox:plugin/host.sample": async,
-        "mcpbox:plugin/host.elicit": async,
+        "mcpbox:plugin/host.sample": async | trappable,
+        "mcpbox:plugin/host.elicit": async | trappable,
     },
     exports: { default: async },
 });

@@ -52,7 +52,17 @@ pub trait ClientRequests: Send + Sync {
         &self,
         method: ClientMethod,
         params: serde_json::Value,
-    ) -> BoxFuture<'static, Result<serde_json::Value, String>>;
+    ) -> BoxFuture<'static, Result<serde_json::Value, ClientError>>;
+}
+
+/// Why a client request has no answer.
+#[derive(Debug, Clone)]
+pub enum ClientError {
+    /// The client refused or cannot answer; the guest sees this message.
+    Refused(String),
+    /// A stateless (2026-07-28) client must be asked first: the call stops, the protocol
+    /// layer returns the questions, and the client repeats the call with the answers.
+    InputRequired,
 }
 
 /// The client requests a guest can make.
@@ -96,6 +106,8 @@ pub enum CallError {
     Crashed { plugin: Arc<str>, cause: String },
     #[error("call to plugin `{plugin}` was cancelled")]
     Cancelled { plugin: Arc<str> },
+    #[error("plugin `{plugin}` needs an answer from the client first")]
+    InputRequired { plugin: Arc<str> },
     #[error("plugin `{plugin}` returned invalid {what}: {message}")]
     BadOutput { plugin: Arc<str>, what: &'static str, message: String },
 }
@@ -111,6 +123,8 @@ enum Interrupt {
     Deadline,
     #[error("cancelled")]
     Cancelled,
+    #[error("the client must be asked first")]
+    InputRequired,
 }
 
 struct MemoryLimiter {
@@ -164,14 +178,20 @@ impl HostState {
 }
 
 impl HostState {
-    async fn ask_client(&mut self, method: ClientMethod, request: String) -> Result<String, String> {
-        let params: serde_json::Value =
-            serde_json::from_str(&request).map_err(|e| format!("the request is not JSON: {e}"))?;
+    async fn ask_client(&mut self, method: ClientMethod, request: String) -> wasmtime::Result<Result<String, String>> {
+        let params: serde_json::Value = match serde_json::from_str(&request) {
+            Ok(params) => params,
+            Err(e) => return Ok(Err(format!("the request is not JSON: {e}"))),
+        };
         let Some(client) = self.scope.client.clone() else {
-            return Err("this call cannot reach the client".to_owned());
+            return Ok(Err("this call cannot reach the client".to_owned()));
         };
         tracing::debug!(plugin = %self.plugin, ?method, "guest asks the client");
-        client.request(method, params).await.map(|result| result.to_string())
+        match client.request(method, params).await {
+            Ok(result) => Ok(Ok(result.to_string())),
+            Err(ClientError::Refused(reason)) => Ok(Err(reason)),
+            Err(ClientError::InputRequired) => Err(Interrupt::InputRequired.into()),
+        }
     }
 }
 
@@ -199,11 +219,11 @@ impl host::Host for HostState {
         self.scope.cancel.is_cancelled()
     }
 
-    async fn sample(&mut self, request: String) -> Result<String, String> {
+    async fn sample(&mut self, request: String) -> wasmtime::Result<Result<String, String>> {
         self.ask_client(ClientMethod::Sample, request).await
     }
 
-    async fn elicit(&mut self, request: String) -> Result<String, String> {
+    async fn elicit(&mut self, request: String) -> wasmtime::Result<Result<String, String>> {
         self.ask_client(ClientMethod::Elicit, request).await
     }
 
@@ -313,6 +333,7 @@ fn classify(
     match error.downcast_ref::<Interrupt>() {
         Some(Interrupt::Deadline) => return CallError::Timeout { plugin, limit: limits.timeout },
         Some(Interrupt::Cancelled) => return CallError::Cancelled { plugin },
+        Some(Interrupt::InputRequired) => return CallError::InputRequired { plugin },
         None => {}
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {

@@ -258,3 +258,113 @@ fn pagination_is_stateless_and_survives_a_restart() {
     let bad = second.call("tools/list", json!({ "cursor": "garbage!" }));
     assert_eq!(bad["error"]["code"], -32602);
 }
+
+fn modern_with(capabilities: Value, mut params: Value, answers: Option<Value>) -> Value {
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
+    params["_meta"] = meta;
+    if let Some(answers) = answers {
+        params["inputResponses"] = answers;
+    }
+    params
+}
+
+#[test]
+fn legacy_sampling_and_elicitation_are_server_to_client_requests() {
+    let mut server = conformance_server();
+    server.initialize("2025-11-25", json!({ "sampling": {}, "elicitation": {} }));
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "conformance.test_sampling", "arguments": { "prompt": "Say hi" } } }));
+    let question = server.read_until(|m| m["method"] == "sampling/createMessage");
+    assert_eq!(question["params"]["messages"][0]["content"]["text"], "Say hi");
+    assert_eq!(question["params"]["maxTokens"], 100);
+    server.send(&json!({ "jsonrpc": "2.0", "id": question["id"], "result": {
+        "role": "assistant", "content": { "type": "text", "text": "hi there" }, "model": "test-model" } }));
+    let result = server.read_until(|m| m["id"] == id);
+    assert_eq!(text(&result["result"]), "LLM response: hi there");
+
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "conformance.test_elicitation", "arguments": { "message": "Who are you?" } } }));
+    let question = server.read_until(|m| m["method"] == "elicitation/create");
+    assert_eq!(question["params"]["requestedSchema"]["required"], json!(["username", "email"]));
+    server.send(&json!({ "jsonrpc": "2.0", "id": question["id"], "result": {
+        "action": "accept", "content": { "username": "ada", "email": "ada@example.com" } } }));
+    let result = server.read_until(|m| m["id"] == id);
+    assert!(text(&result["result"]).contains("ada@example.com"), "{result}");
+
+    // A client without the capability is not asked; the tool reports why.
+    let mut plain = conformance_server();
+    plain.initialize("2025-11-25", json!({}));
+    let refused =
+        plain.result("tools/call", json!({ "name": "conformance.test_sampling", "arguments": { "prompt": "x" } }));
+    assert_eq!(refused["isError"], true);
+    assert!(text(&refused).contains("does not offer sampling/createMessage"), "{refused}");
+}
+
+#[test]
+fn modern_requests_ask_the_client_by_multi_round_trip() {
+    let mut server = conformance_server();
+    let capabilities = json!({ "sampling": {} });
+    let call = json!({ "name": "conformance.test_sampling", "arguments": { "prompt": "Say hi" } });
+    let first = server.call("tools/call", modern_with(capabilities.clone(), call.clone(), None));
+    assert_schema("2026-07-28", "JSONRPCResultResponse", &first);
+    let questions = &first["result"];
+    assert_eq!(questions["resultType"], "input_required", "{first}");
+    assert_schema("2026-07-28", "InputRequiredResult", questions);
+    assert_eq!(questions["inputRequests"]["sampling-0"]["method"], "sampling/createMessage");
+    assert_eq!(questions["inputRequests"]["sampling-0"]["params"]["messages"][0]["content"]["text"], "Say hi");
+
+    let answers =
+        json!({ "sampling-0": { "role": "assistant", "content": { "type": "text", "text": "hello" }, "model": "m" } });
+    let second = server.call("tools/call", modern_with(capabilities, call, Some(answers)));
+    assert_schema("2026-07-28", "CallToolResultResponse", &second);
+    assert_eq!(text(&second["result"]), "LLM response: hello");
+}
+
+#[test]
+fn modern_roots_come_by_multi_round_trip_and_only_narrow() {
+    let allowed = temp_dir();
+    let narrow = allowed.path().join("narrow");
+    std::fs::create_dir_all(&narrow).unwrap();
+    let mut server = Server::start(&[fixture("chaos").into_os_string(), "--root".into(), allowed.path().into()]);
+    let capabilities = json!({ "roots": {} });
+    let call = json!({ "name": "chaos.granted" });
+    let first = server.call("tools/call", modern_with(capabilities.clone(), call.clone(), None));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["roots"]["method"], "roots/list");
+
+    let answers = json!({ "roots": { "roots": [
+        { "uri": format!("file://{}", narrow.display()) },
+        { "uri": "file:///etc" }
+    ] } });
+    let second = server.call("tools/call", modern_with(capabilities, call.clone(), Some(answers)));
+    assert_eq!(
+        second["result"]["structuredContent"]["dirs"],
+        json!([{ "name": "narrow", "guest_path": "/roots/narrow", "writable": false }])
+    );
+    // A client that does not declare roots gets the operator's grants.
+    let plain = server.call("tools/call", modern_with(json!({}), call, None));
+    let name = allowed.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(plain["result"]["structuredContent"]["dirs"][0]["name"], name);
+}
+
+#[test]
+fn subscriptions_listen_acknowledges_what_it_will_honor() {
+    let mut server = conformance_server();
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "_meta": modern_meta(),
+        "notifications": { "toolsListChanged": true, "resourceSubscriptions": ["test://watched-resource"] } } }));
+    let ack = server.read_until(|m| m["method"] == "notifications/subscriptions/acknowledged");
+    assert_schema("2026-07-28", "SubscriptionsAcknowledgedNotification", &ack);
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
+    // List changes are not sent (yet), so not acknowledged; the resource subscription is.
+    assert!(ack["params"]["notifications"].get("toolsListChanged").is_none(), "{ack}");
+    assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"], json!(["test://watched-resource"]));
+    // The stream stays open until the client cancels it; other requests go on meanwhile.
+    assert!(server.call("tools/list", modern(json!({})))["result"].is_object());
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } }));
+    assert!(server.call("tools/list", modern(json!({})))["result"].is_object());
+}

@@ -13,17 +13,19 @@ pub mod http;
 pub mod stdio;
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerConfig, ServerRequest, SetLevelRequestParams, SubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, ClientCapabilities, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    Reference, ServerConfig, ServerRequest, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
@@ -33,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, CompletionTarget};
 use crate::roots::{self, AllowedDir, ClientRoot, Grant};
-use crate::sandbox::{BoxFuture, CallError, CallScope, ClientMethod, ClientRequests, GuestEvent};
+use crate::sandbox::{BoxFuture, CallError, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent};
 use convert::Dialect;
 
 /// How long a call waits for the client's first `roots/list` answer before it runs with no
@@ -41,6 +43,8 @@ use convert::Dialect;
 const ROOTS_WAIT: Duration = Duration::from_secs(10);
 /// How long one notification may take to reach the transport.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+/// The key of the `roots/list` question in a multi round-trip request.
+const ROOTS_QUESTION: &str = "roots";
 /// List results of static things (tools, prompts, templates) may be cached this long by
 /// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
 const STATIC_LIST_TTL_MS: u64 = 60_000;
@@ -153,26 +157,87 @@ impl McpServer {
     /// Runs `call` with a scope whose guest events become this request's progress and log
     /// notifications. They are forwarded beside the call in the same task (no spawn on the
     /// hot path) and all sent before `call`'s output is returned, so they precede the response.
+    ///
+    /// For a 2026-07-28 request, whatever the legacy era would ask the client in a request of
+    /// its own (roots, sampling, elicitation) is asked by multi round-trip instead (basic
+    /// §Multi round-trip requests): the call ends with an `InputRequiredResult` listing the
+    /// questions, and the client repeats it with `answers`, whereupon the guest runs again
+    /// and gets them. `answers` is `None` for methods that cannot return `InputRequiredResult`.
     async fn with_scope<T, F: Future<Output = T>>(
         &self,
         context: &RequestContext<RoleServer>,
+        answers: Option<&InputResponses>,
         call: impl FnOnce(CallScope) -> F,
-    ) -> T {
-        let grants = self.grants(context).await;
+    ) -> Result<T, InputRequiredResult> {
+        let mut replay = None;
+        let (grants, client): (Arc<[Grant]>, Arc<dyn ClientRequests>) = if Self::is_modern(context) {
+            let capabilities = context.meta.client_capabilities();
+            let grants = match (answers, capabilities.as_ref().is_some_and(|c| c.roots.is_some())) {
+                (Some(answers), true) => self.modern_roots(answers)?,
+                _ => self.shared.operator_grants.clone(),
+            };
+            let client = Arc::new(ReplayClient {
+                answers: answers.cloned(),
+                capabilities,
+                asked: AtomicUsize::new(0),
+                questions: Mutex::default(),
+            });
+            replay = Some(client.clone());
+            (grants, client)
+        } else {
+            (self.grants(context).await, Arc::new(PeerClient { peer: context.peer.clone() }))
+        };
         let cancel: CancellationToken = context.ct.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
-        let client: Arc<dyn ClientRequests> =
-            Arc::new(PeerClient { peer: context.peer.clone(), modern: Self::is_modern(context) });
-        if progress_token.is_none() && log_level.is_none() {
-            return call(CallScope { grants, cancel, events: None, client: Some(client) }).await;
+        let output = if progress_token.is_none() && log_level.is_none() {
+            call(CallScope { grants, cancel, events: None, client: Some(client) }).await
+        } else {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
+            // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
+            let scope = CallScope { grants, cancel, events: Some(sender), client: Some(client) };
+            tokio::join!(call(scope), forward).0
+        };
+        if let Some(replay) = replay {
+            let questions = std::mem::take(&mut *replay.questions.lock().unwrap_or_else(PoisonError::into_inner));
+            if !questions.is_empty() {
+                return Err(InputRequiredResult::from_input_requests(questions));
+            }
         }
-        let (sender, receiver) = mpsc::unbounded_channel();
-        let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
-        // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
-        let scope = CallScope { grants, cancel, events: Some(sender), client: Some(client) };
-        let (output, ()) = tokio::join!(call(scope), forward);
-        output
+        Ok(output)
+    }
+
+    /// The grants of a 2026-07-28 request whose client declares roots: from its answer to
+    /// `roots/list`, or the question if it has not answered yet.
+    fn modern_roots(&self, answers: &InputResponses) -> Result<Arc<[Grant]>, InputRequiredResult> {
+        let Some(answer) = answers.get(ROOTS_QUESTION) else {
+            let question = serde_json::from_value(json!({ "method": "roots/list" })).map(InputRequest::ListRoots);
+            let question = question.expect("roots/list is a valid request");
+            return Err(InputRequiredResult::from_input_requests(InputRequests::from([(
+                ROOTS_QUESTION.to_owned(),
+                question,
+            )])));
+        };
+        let roots: Vec<ClientRoot> = answer["roots"]
+            .as_array()
+            .map(|roots| {
+                roots
+                    .iter()
+                    .filter_map(|r| {
+                        Some(ClientRoot {
+                            uri: r["uri"].as_str()?.to_owned(),
+                            name: r["name"].as_str().map(str::to_owned),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (grants, refused) = roots::client_grants(&self.shared.allowed, &roots);
+        for reason in refused {
+            tracing::warn!("refused {reason}");
+        }
+        Ok(grants.into())
     }
 
     async fn refresh_roots(&self, peer: Peer<RoleServer>) {
@@ -201,40 +266,84 @@ async fn send_in_time<E>(send: impl std::future::Future<Output = Result<(), E>>)
     matches!(tokio::time::timeout(NOTIFY_TIMEOUT, send).await, Ok(Ok(())))
 }
 
-/// A guest's `sample` and `elicit`, sent to the client as server-to-client requests (legacy
-/// sessions, 2025-06-18 `client/sampling` and `client/elicitation`).
+/// The MCP method and the capability a client request needs.
+fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities) -> bool) {
+    match method {
+        ClientMethod::Sample => ("sampling/createMessage", |c| c.sampling.is_some()),
+        ClientMethod::Elicit => ("elicitation/create", |c| c.elicitation.is_some()),
+    }
+}
+
+/// `{method, params}` as the typed question rmcp sends or lists.
+fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, ClientError> {
+    let (wire, _) = client_method(method);
+    let message = json!({ "method": wire, "params": params });
+    match method {
+        ClientMethod::Sample => serde_json::from_value(message).map(InputRequest::CreateMessage),
+        ClientMethod::Elicit => serde_json::from_value(message).map(InputRequest::Elicitation),
+    }
+    .map_err(|e| ClientError::Refused(format!("invalid {wire} request: {e}")))
+}
+
+/// A guest's `sample` and `elicit` in a legacy session: server-to-client requests
+/// (2025-06-18 `client/sampling`, `client/elicitation`).
 struct PeerClient {
     peer: Peer<RoleServer>,
-    modern: bool,
 }
 
 impl ClientRequests for PeerClient {
-    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, ClientError>> {
         let peer = self.peer.clone();
-        let modern = self.modern;
         Box::pin(async move {
-            if modern {
-                return Err("asking the client needs a session; over stateless 2026-07-28 mcpbox does not yet offer \
-                            multi round-trip requests"
-                    .to_owned());
+            let (wire, offered) = client_method(method);
+            if !peer.peer_info().is_some_and(|info| offered(&info.capabilities)) {
+                return Err(ClientError::Refused(format!("the client does not offer {wire}")));
             }
-            let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
-            let (wire, offered) = match method {
-                ClientMethod::Sample => ("sampling/createMessage", capabilities.is_some_and(|c| c.sampling.is_some())),
-                ClientMethod::Elicit => ("elicitation/create", capabilities.is_some_and(|c| c.elicitation.is_some())),
+            let request = match client_question(method, params)? {
+                InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
+                InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
+                _ => unreachable!("client_question only builds sampling and elicitation"),
             };
-            if !offered {
-                return Err(format!("the client does not offer {wire}"));
-            }
-            let message = json!({ "method": wire, "params": params });
-            let request = match method {
-                ClientMethod::Sample => serde_json::from_value(message).map(ServerRequest::CreateMessageRequest),
-                ClientMethod::Elicit => serde_json::from_value(message).map(ServerRequest::ElicitRequest),
-            }
-            .map_err(|e| format!("invalid {wire} request: {e}"))?;
-            let result = peer.send_request(request).await.map_err(|e| format!("{wire} failed: {e}"))?;
-            serde_json::to_value(result).map_err(|e| format!("cannot encode the {wire} result: {e}"))
+            let result =
+                peer.send_request(request).await.map_err(|e| ClientError::Refused(format!("{wire} failed: {e}")))?;
+            serde_json::to_value(result)
+                .map_err(|e| ClientError::Refused(format!("cannot encode the {wire} result: {e}")))
         })
+    }
+}
+
+/// A guest's `sample` and `elicit` in a 2026-07-28 request: the n-th question of a run is
+/// answered from the request's `inputResponses` under `<kind>-<n>`; a question without an
+/// answer stops the run and is returned to the client to answer. Guests see the same answers
+/// on every run, so a run that asks the same questions in the same order gets further each time.
+struct ReplayClient {
+    /// `None` when the method cannot return questions.
+    answers: Option<InputResponses>,
+    capabilities: Option<ClientCapabilities>,
+    asked: AtomicUsize,
+    questions: Mutex<InputRequests>,
+}
+
+impl ClientRequests for ReplayClient {
+    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, ClientError>> {
+        let number = self.asked.fetch_add(1, Ordering::Relaxed);
+        let (wire, offered) = client_method(method);
+        let result = (|| {
+            if !self.capabilities.as_ref().is_some_and(offered) {
+                return Err(ClientError::Refused(format!("the client does not offer {wire}")));
+            }
+            let Some(answers) = &self.answers else {
+                return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));
+            };
+            let key = format!("{}-{number}", wire.split('/').next().unwrap_or(wire));
+            if let Some(answer) = answers.get(&key) {
+                return Ok(answer.clone());
+            }
+            let question = client_question(method, params)?;
+            self.questions.lock().unwrap_or_else(PoisonError::into_inner).insert(key, question);
+            Err(ClientError::InputRequired)
+        })();
+        Box::pin(std::future::ready(result))
     }
 }
 
@@ -330,7 +439,14 @@ impl ServerHandler for McpServer {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let dialect = Self::dialect(&context);
-        let outcome = self.with_scope(&context, |scope| self.shared.catalog.call_tool(&name, arguments, scope)).await;
+        let answers = request.input_responses.clone().unwrap_or_default();
+        let outcome = match self
+            .with_scope(&context, Some(&answers), |scope| self.shared.catalog.call_tool(&name, arguments, scope))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+        };
         let result = match outcome {
             Some(Ok(result)) => convert::call_result(result, dialect)?,
             Some(Err(error @ CallError::NotFound { .. })) => {
@@ -350,8 +466,10 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let listed =
-            self.with_scope(&context, |scope| async move { self.shared.catalog.list_resources(&scope).await }).await;
+        let listed = self
+            .with_scope(&context, None, |scope| async move { self.shared.catalog.list_resources(&scope).await })
+            .await
+            .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all = listed.map_err(convert::call_error)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
         all.sort_by(|a, b| a.uri.cmp(&b.uri));
         all.dedup_by(|a, b| a.uri == b.uri);
@@ -385,9 +503,17 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let read = self
-            .with_scope(&context, |scope| async move { self.shared.catalog.read_resource(&request.uri, &scope).await })
-            .await;
+        let answers = request.input_responses.clone().unwrap_or_default();
+        let uri = request.uri.clone();
+        let read = match self
+            .with_scope(&context, Some(&answers), |scope| async move {
+                self.shared.catalog.read_resource(&uri, &scope).await
+            })
+            .await
+        {
+            Ok(read) => read,
+            Err(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
+        };
         let contents = read.map_err(convert::call_error)?;
         Ok(ReadResourceResponse::from(convert::read_result(&contents)?))
     }
@@ -421,7 +547,14 @@ impl ServerHandler for McpServer {
             })
             .collect();
         let dialect = Self::dialect(&context);
-        let outcome = self.with_scope(&context, |scope| self.shared.catalog.get_prompt(&name, arguments, scope)).await;
+        let answers = request.input_responses.clone().unwrap_or_default();
+        let outcome = match self
+            .with_scope(&context, Some(&answers), |scope| self.shared.catalog.get_prompt(&name, arguments, scope))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(questions) => return Ok(GetPromptResponse::InputRequired(questions)),
+        };
         match outcome {
             None => Err(McpError::invalid_params(format!("unknown prompt `{name}`"), None)),
             Some(Err(error)) => Err(convert::call_error(error)),
@@ -447,8 +580,11 @@ impl ServerHandler for McpServer {
             .unwrap_or_default();
         let argument = (request.argument.name.clone(), request.argument.value.clone());
         let outcome = self
-            .with_scope(&context, |scope| self.shared.catalog.complete(target, argument, context_arguments, scope))
-            .await;
+            .with_scope(&context, None, |scope| {
+                self.shared.catalog.complete(target, argument, context_arguments, scope)
+            })
+            .await
+            .map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
         match outcome {
             None => Err(McpError::invalid_params(
                 "completion reference names no prompt or resource template of this server",
@@ -457,6 +593,13 @@ impl ServerHandler for McpServer {
             Some(Err(error)) => Err(convert::call_error(error)),
             Some(Ok(result)) => convert::completion_result(&result),
         }
+    }
+
+    /// 2026-07-28 `subscriptions/listen` (basic/patterns/subscriptions): everything asked for
+    /// is offered to rmcp, which keeps what the capabilities declare (resource subscriptions;
+    /// not list changes, which mcpbox does not send yet) and holds the stream open.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
     }
 
     async fn subscribe(
