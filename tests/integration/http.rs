@@ -360,3 +360,44 @@ fn python_sdk_over_http_in_both_eras_with_per_session_roots() {
         assert!(stdout.contains(": ok"), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     }
 }
+
+/// Legacy SSE resumption (2025-11-25 transports §Resumability): a client that loses a POST
+/// stream mid-call reconnects with `Last-Event-ID` and gets the rest, result included.
+#[tokio::test]
+async fn a_lost_stream_resumes_from_last_event_id() {
+    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let session = open_session(&url).await;
+    let call = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": { "name": "conformance.test_tool_with_progress", "_meta": { "progressToken": "r" } } });
+    let mut response = post(&url, &call, &session_headers(&session)).await;
+    // Read up to the first event that carries an id, then drop the connection.
+    let mut seen = String::new();
+    let last_id = loop {
+        let chunk = response.chunk().await.unwrap().expect("the stream ended before any event id");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(id) = seen.lines().filter_map(|l| l.strip_prefix("id:")).map(|id| id.trim().to_owned()).last() {
+            break id;
+        }
+    };
+    drop(response);
+    let resumed = reqwest::Client::new()
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("last-event-id", &last_id)
+        .headers(headers(&session_headers(&session)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut text = String::new();
+    let mut resumed = resumed;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !text.contains("\"id\":9") {
+        assert!(Instant::now() < deadline, "no result after resuming from {last_id}: {text}");
+        match tokio::time::timeout(Duration::from_secs(20), resumed.chunk()).await {
+            Ok(Ok(Some(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+            other => panic!("the resumed stream ended: {other:?}; got {text}"),
+        }
+    }
+    assert!(text.contains("Progress test completed"), "{text}");
+}

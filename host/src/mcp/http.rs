@@ -29,6 +29,9 @@ use super::{McpServer, Shared};
 /// sessions are closed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// Events kept per legacy SSE stream for resumption.
+const SSE_RESUME_EVENTS: usize = 64;
+
 /// Options of the HTTP transport.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -73,11 +76,11 @@ pub async fn serve(
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(sessions_done.clone());
-    let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(shared.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    // Each legacy SSE stream keeps its last 64 events for `Last-Event-ID` resumption (rmcp's
+    // default is 16); idle sessions end after rmcp's 5 minutes.
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.channel_capacity = SSE_RESUME_EVENTS;
+    let service = StreamableHttpService::new(move || Ok(McpServer::new(shared.clone())), Arc::new(sessions), config);
 
     let mut mcp =
         Router::new().nest_service(&options.path, service).layer(middleware::from_fn(session_end_is_no_content));
