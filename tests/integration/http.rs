@@ -375,7 +375,8 @@ async fn a_lost_stream_resumes_from_last_event_id() {
     let last_id = loop {
         let chunk = response.chunk().await.unwrap().expect("the stream ended before any event id");
         seen.push_str(&String::from_utf8_lossy(&chunk));
-        if let Some(id) = seen.lines().filter_map(|l| l.strip_prefix("id:")).map(|id| id.trim().to_owned()).last() {
+        if let Some(id) = seen.lines().filter_map(|l| l.strip_prefix("id:")).map(|id| id.trim().to_owned()).next_back()
+        {
             break id;
         }
     };
