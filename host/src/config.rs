@@ -53,9 +53,9 @@ pub struct ServeArgs {
     /// Items per page of list results [default: 100].
     #[arg(long, value_name = "N")]
     pub page_size: Option<usize>,
-    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0 picks one) instead
-    /// of stdio.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve Streamable HTTP on this address instead of stdio (port 0 picks one); `--http`
+    /// alone binds 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
     pub http: Option<std::net::SocketAddr>,
     /// With --http, serve stdio as well.
     #[arg(long)]

@@ -63,6 +63,9 @@ pub enum ClientError {
     /// A stateless (2026-07-28) client must be asked first: the call stops, the protocol
     /// layer returns the questions, and the client repeats the call with the answers.
     InputRequired,
+    /// A stateless (2026-07-28) client did not declare the capability the question needs:
+    /// the call stops with MCP's MissingRequiredClientCapability error.
+    MissingCapability(&'static str),
 }
 
 /// The client requests a guest can make.
@@ -108,6 +111,8 @@ pub enum CallError {
     Cancelled { plugin: Arc<str> },
     #[error("plugin `{plugin}` needs an answer from the client first")]
     InputRequired { plugin: Arc<str> },
+    #[error("plugin `{plugin}` needs the client capability `{capability}`, which the request does not declare")]
+    MissingCapability { plugin: Arc<str>, capability: &'static str },
     #[error("plugin `{plugin}` returned invalid {what}: {message}")]
     BadOutput { plugin: Arc<str>, what: &'static str, message: String },
 }
@@ -125,6 +130,8 @@ enum Interrupt {
     Cancelled,
     #[error("the client must be asked first")]
     InputRequired,
+    #[error("the client lacks the capability `{0}`")]
+    MissingCapability(&'static str),
 }
 
 struct MemoryLimiter {
@@ -191,6 +198,7 @@ impl HostState {
             Ok(result) => Ok(Ok(result.to_string())),
             Err(ClientError::Refused(reason)) => Ok(Err(reason)),
             Err(ClientError::InputRequired) => Err(Interrupt::InputRequired.into()),
+            Err(ClientError::MissingCapability(capability)) => Err(Interrupt::MissingCapability(capability).into()),
         }
     }
 }
@@ -334,6 +342,9 @@ fn classify(
         Some(Interrupt::Deadline) => return CallError::Timeout { plugin, limit: limits.timeout },
         Some(Interrupt::Cancelled) => return CallError::Cancelled { plugin },
         Some(Interrupt::InputRequired) => return CallError::InputRequired { plugin },
+        Some(Interrupt::MissingCapability(capability)) => {
+            return CallError::MissingCapability { plugin, capability };
+        }
         None => {}
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {

@@ -285,10 +285,14 @@ async fn a_graceful_shutdown_finishes_in_flight_calls() {
     assert!(reqwest::get(url.replace("/mcp", "/healthz")).await.is_err());
 }
 
-#[test]
-fn the_official_conformance_suite_passes() {
-    let setup =
-        std::process::Command::new("bash").arg(repo_root().join("scripts/setup-conformance.sh")).output().unwrap();
+/// Installs a version of the official conformance suite and starts mcpbox with the
+/// `conformance` plugin unprefixed, as the suite expects; returns node, the suite and the URL.
+fn conformance_setup(version: &str) -> (String, String, Server, String, tempfile::TempDir) {
+    let setup = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/setup-conformance.sh"))
+        .arg(version)
+        .output()
+        .unwrap();
     assert!(
         setup.status.success(),
         "installing the conformance suite failed: {}",
@@ -298,21 +302,38 @@ fn the_official_conformance_suite_passes() {
     let (node, suite) = tools.trim().split_once(' ').unwrap();
     let dir = temp_dir();
     let config = dir.path().join("conformance.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "plugins = [{:?}]\n\n[plugin.conformance]\nprefix = \"\"\n",
-            plugin("conformance").display().to_string()
-        ),
-    )
-    .unwrap();
-    let (_server, url) = Server::start_http(&["--config".as_ref(), config.as_os_str()]);
-    let output = std::process::Command::new(node).args([suite, "server", "--url", &url]).output().unwrap();
+    let plugin_path = plugin("conformance").display().to_string();
+    std::fs::write(&config, format!("plugins = [{plugin_path:?}]\n\n[plugin.conformance]\nprefix = \"\"\n")).unwrap();
+    let (server, url) = Server::start_http(&["--config".as_ref(), config.as_os_str()]);
+    (node.to_owned(), suite.to_owned(), server, url, dir)
+}
+
+/// Every active scenario of the conformance suite the issue names (0.1.16).
+#[test]
+fn the_official_conformance_suite_passes() {
+    let (node, suite, _server, url, _dir) = conformance_setup("0.1.16");
+    let output = std::process::Command::new(node).args([suite.as_str(), "server", "--url", &url]).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let total = stdout.lines().find(|l| l.starts_with("Total: ")).unwrap_or_else(|| panic!("no summary:\n{stdout}"));
     assert!(output.status.success() && total.ends_with(" 0 failed"), "{total}\n{stdout}");
     let passed: usize = total["Total: ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(passed >= 40, "{total}");
+}
+
+/// The pre-release suite's 2026-07-28 requirements, against a baseline of known failures
+/// (tests/conformance/2026-07-28-baseline.yml) that the suite itself keeps honest: an
+/// unlisted failure or a listed scenario that passes both fail the run.
+#[test]
+fn the_2026_conformance_requirements_hold_their_baseline() {
+    let (node, suite, _server, url, _dir) = conformance_setup("0.2.0-alpha.12");
+    let baseline = repo_root().join("tests/conformance/2026-07-28-baseline.yml");
+    let output = std::process::Command::new(node)
+        .args([suite.as_str(), "server", "--url", &url, "--requirements", "2026-07-28", "--expected-failures"])
+        .arg(&baseline)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
 }
 
 #[test]

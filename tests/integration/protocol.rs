@@ -321,6 +321,12 @@ fn modern_requests_ask_the_client_by_multi_round_trip() {
     let second = server.call("tools/call", modern_with(capabilities, call, Some(answers)));
     assert_schema("2026-07-28", "CallToolResultResponse", &second);
     assert_eq!(text(&second["result"]), "LLM response: hello");
+
+    // Without the capability declared, the request fails as 2026-07-28 prescribes.
+    let missing = server
+        .call("tools/call", modern_with(json!({}), json!({ "name": "conformance.test_missing_capability" }), None));
+    assert_eq!(missing["error"]["code"], -32021, "{missing}");
+    assert_schema("2026-07-28", "MissingRequiredClientCapabilityError", &missing);
 }
 
 #[test]

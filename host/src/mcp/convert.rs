@@ -278,10 +278,20 @@ pub fn capabilities(catalog: &Catalog) -> ServerCapabilities {
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()
 }
 
+/// MCP's MissingRequiredClientCapability error (-32021) for `capability`.
+pub fn missing_capability(capability: &str) -> McpError {
+    let required = serde_json::from_value(json!({ capability: {} })).unwrap_or_default();
+    McpError::missing_required_client_capability(required)
+}
+
 /// Maps a failed resource, prompt or completion call to a JSON-RPC error.
 pub fn call_error(error: CallError) -> McpError {
     match &error {
-        CallError::UnknownResource { .. } => McpError::resource_not_found(error.to_string(), None),
+        CallError::MissingCapability { capability, .. } => missing_capability(capability),
+        // SEP-2164: the error names the URI in `data` too.
+        CallError::UnknownResource { uri } => {
+            McpError::resource_not_found(error.to_string(), Some(json!({ "uri": uri })))
+        }
         CallError::NotFound { .. } | CallError::InvalidArguments { .. } => {
             McpError::invalid_params(error.to_string(), None)
         }

@@ -172,8 +172,11 @@ impl McpServer {
         let mut replay = None;
         let (grants, client): (Arc<[Grant]>, Arc<dyn ClientRequests>) = if Self::is_modern(context) {
             let capabilities = context.meta.client_capabilities();
-            let grants = match (answers, capabilities.as_ref().is_some_and(|c| c.roots.is_some())) {
-                (Some(answers), true) => self.modern_roots(answers)?,
+            // Roots can only narrow the operator's directories: with none, there is nothing to ask.
+            let asks_roots =
+                !self.shared.allowed.is_empty() && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
+            let grants = match answers {
+                Some(answers) if asks_roots => self.modern_roots(answers)?,
                 _ => self.shared.operator_grants.clone(),
             };
             let client = Arc::new(ReplayClient {
@@ -274,6 +277,14 @@ fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities)
     }
 }
 
+/// The client capability a question needs, as named in `clientCapabilities`.
+fn capability_name(method: ClientMethod) -> &'static str {
+    match method {
+        ClientMethod::Sample => "sampling",
+        ClientMethod::Elicit => "elicitation",
+    }
+}
+
 /// `{method, params}` as the typed question rmcp sends or lists.
 fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, ClientError> {
     let (wire, _) = client_method(method);
@@ -330,7 +341,8 @@ impl ClientRequests for ReplayClient {
         let (wire, offered) = client_method(method);
         let result = (|| {
             if !self.capabilities.as_ref().is_some_and(offered) {
-                return Err(ClientError::Refused(format!("the client does not offer {wire}")));
+                // 2026-07-28 basic §Client capabilities: the request must declare what it needs.
+                return Err(ClientError::MissingCapability(capability_name(method)));
             }
             let Some(answers) = &self.answers else {
                 return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));
@@ -449,6 +461,9 @@ impl ServerHandler for McpServer {
         };
         let result = match outcome {
             Some(Ok(result)) => convert::call_result(result, dialect)?,
+            Some(Err(CallError::MissingCapability { capability, .. })) => {
+                return Err(convert::missing_capability(capability));
+            }
             Some(Err(error @ CallError::NotFound { .. })) => {
                 return Err(McpError::invalid_params(error.to_string(), None));
             }

@@ -69,6 +69,11 @@ fn plugin() -> Plugin {
             });
             Ok(format!("User response: {}", elicit(&a.message, &schema)?))
         }))
+        .tool(Tool::new(
+            "test_missing_capability",
+            "Asks the client's model; a 2026-07-28 request that does not declare sampling gets MissingRequiredClientCapability",
+            |_: NoArgs| Ok(format!("LLM response: {}", sample_text("Say hello", 10)?)),
+        ))
         .tool(Tool::new("test_elicitation_sep1034_defaults", "Elicitation whose schema has defaults (SEP-1034)", |_: NoArgs| {
             let schema = json!({
                 "type": "object",
