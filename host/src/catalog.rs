@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow};
 use wasmtime::Engine;
 
-use crate::bindings::{completion, prompts, resources, tools};
+use crate::bindings::{completion, prompts, resources, tools, types};
 use crate::plugin::{self, Plugin, ToolInfo};
 use crate::sandbox::{CallError, CallScope, Limits, run_call};
 
@@ -262,6 +262,9 @@ impl Catalog {
         })
         .await;
         let name = plugin.name.clone();
+        let result = result.and_then(|r| {
+            within_output_limit(&plugin.name, self.limits, r, |r| r.as_ref().map_or(0, call_result_size))
+        });
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
                 tools::ToolError::UnknownTool(message) => {
@@ -338,6 +341,9 @@ impl Catalog {
                 })
             })
             .await;
+            let result = result.and_then(|r| {
+                within_output_limit(&plugin.name, self.limits, r, |r| r.as_ref().map_or(0, |c| contents_size(c)))
+            });
             match result {
                 Ok(Ok(contents)) => return Ok(contents),
                 Ok(Err(resources::ResourceError::NotFound(_))) => continue,
@@ -370,6 +376,11 @@ impl Catalog {
         })
         .await;
         let plugin_name = plugin.name.clone();
+        let result = result.and_then(|r| {
+            within_output_limit(&plugin.name, self.limits, r, |r| {
+                r.as_ref().map_or(0, |p| p.messages.iter().map(|m| content_size(&m.content)).sum())
+            })
+        });
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
                 prompts::PromptError::UnknownPrompt(message) => {
@@ -419,6 +430,45 @@ impl Catalog {
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
     }
+}
+
+/// Checks what a call returned against the output limit.
+fn within_output_limit<T>(
+    plugin: &Arc<str>,
+    limits: Limits,
+    value: T,
+    size: impl Fn(&T) -> usize,
+) -> Result<T, CallError> {
+    let size = size(&value);
+    if size > limits.output_bytes {
+        return Err(CallError::OutputTooLarge { plugin: plugin.clone(), size, limit: limits.output_bytes });
+    }
+    Ok(value)
+}
+
+fn resource_size(contents: &types::ResourceContents) -> usize {
+    contents.uri.len()
+        + match &contents.body {
+            types::ResourceBody::Text(text) => text.len(),
+            types::ResourceBody::Blob(bytes) => bytes.len(),
+        }
+}
+
+fn contents_size(contents: &[types::ResourceContents]) -> usize {
+    contents.iter().map(resource_size).sum()
+}
+
+fn content_size(block: &types::ContentBlock) -> usize {
+    match block {
+        types::ContentBlock::Text(t) => t.text.len(),
+        types::ContentBlock::Image(m) | types::ContentBlock::Audio(m) => m.data.len(),
+        types::ContentBlock::Embedded(e) => resource_size(&e.contents),
+        types::ContentBlock::ResourceLink(l) => l.uri.len() + l.name.len(),
+    }
+}
+
+fn call_result_size(result: &tools::CallResult) -> usize {
+    result.content.iter().map(content_size).sum::<usize>() + result.structured_content.as_ref().map_or(0, String::len)
 }
 
 /// A cheap pre-filter: the URI starts with the template's text before its first expression.

@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// Memory limit of one call's instance, in MiB [default: 256].
     #[arg(long, value_name = "MIB")]
     pub memory: Option<usize>,
+    /// Output limit of one call (content returned), in MiB [default: 16].
+    #[arg(long, value_name = "MIB")]
+    pub max_output: Option<usize>,
     /// Largest JSON-RPC message accepted on stdin, in bytes [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_message_bytes: Option<usize>,
@@ -108,6 +111,7 @@ struct FileRoot {
 struct FileLimits {
     timeout_ms: Option<u64>,
     memory_mib: Option<usize>,
+    max_output_mib: Option<usize>,
     max_message_bytes: Option<usize>,
     page_size: Option<usize>,
 }
@@ -177,6 +181,10 @@ impl Settings {
         if let Some(mib) = args.memory.or(file.limits.memory_mib) {
             limits.memory_bytes =
                 mib.checked_mul(1 << 20).ok_or_else(|| anyhow!("memory limit of {mib} MiB is too large"))?;
+        }
+        if let Some(mib) = args.max_output.or(file.limits.max_output_mib) {
+            limits.output_bytes =
+                mib.checked_mul(1 << 20).ok_or_else(|| anyhow!("output limit of {mib} MiB is too large"))?;
         }
         let max_message_bytes =
             args.max_message_bytes.or(file.limits.max_message_bytes).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);

@@ -25,11 +25,14 @@ pub struct Limits {
     pub timeout: Duration,
     /// Linear memory per instance, in bytes.
     pub memory_bytes: usize,
+    /// What one call may return (text, binary data, structured content), in bytes. Bounds
+    /// what reaches the protocol stream and the client, whatever the guest's memory allows.
+    pub output_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_secs(30), memory_bytes: 256 << 20 }
+        Limits { timeout: Duration::from_secs(30), memory_bytes: 256 << 20, output_bytes: 16 << 20 }
     }
 }
 
@@ -105,6 +108,8 @@ pub enum CallError {
     Timeout { plugin: Arc<str>, limit: Duration },
     #[error("plugin `{plugin}` exceeded its memory limit of {} MiB", limit >> 20)]
     OutOfMemory { plugin: Arc<str>, limit: usize },
+    #[error("plugin `{plugin}` returned {size} bytes, over its output limit of {} MiB", limit >> 20)]
+    OutputTooLarge { plugin: Arc<str>, size: usize, limit: usize },
     #[error("plugin `{plugin}` crashed: {cause}")]
     Crashed { plugin: Arc<str>, cause: String },
     #[error("call to plugin `{plugin}` was cancelled")]

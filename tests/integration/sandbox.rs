@@ -85,6 +85,19 @@ fn endless_allocation_hits_the_memory_limit() {
 }
 
 #[test]
+fn a_huge_result_hits_the_output_limit() {
+    let mut server = chaos(&["--max-output", "1"]);
+    let fits = call_tool(&mut server, "chaos.big_output", json!({ "bytes": 500_000 }));
+    assert_eq!(text(&fits).len(), 500_000);
+    let result = call_tool(&mut server, "chaos.big_output", json!({ "bytes": 3_000_000 }));
+    assert_eq!(result["isError"], true);
+    assert!(
+        text(&result).contains("plugin `chaos` returned 3000000 bytes, over its output limit of 1 MiB"),
+        "{result}"
+    );
+}
+
+#[test]
 fn guest_stdout_never_reaches_the_protocol_stream() {
     let mut server = chaos(&[]);
     // Server::read panics on any stdout line that is not JSON, so a leak fails here.
