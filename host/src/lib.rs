@@ -5,6 +5,7 @@
 
 pub mod bindings;
 pub mod catalog;
+pub mod check;
 pub mod config;
 pub mod engine;
 pub mod guest_io;

@@ -23,6 +23,9 @@ struct Cli {
 enum Command {
     /// Serve plugins as one MCP server over stdio or HTTP (the default command).
     Serve(Box<ServeArgs>),
+    /// Validate the config and every plugin without serving: print a table and exit non-zero
+    /// if anything is wrong.
+    Check(Box<ServeArgs>),
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
         /// The `.wasm` component.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve(*args).await,
             None => serve(cli.serve).await,
             Some(Command::Inspect { file, json }) => inspect(file, json).await,
+            Some(Command::Check(args)) => check(*args).await,
         }
     });
     // Don't wait for guests that ignore cancellation: the process is done.
@@ -133,6 +137,28 @@ async fn cancel_on_signal(token: tokio_util::sync::CancellationToken) {
     }
     tracing::info!("signal received");
     token.cancel();
+}
+
+async fn check(args: ServeArgs) -> Result<()> {
+    let settings = Settings::from_args(&args)?;
+    let engine = build_engine(&settings.engine)?;
+    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.prefixes, settings.limits).await;
+    let grants = settings
+        .roots
+        .iter()
+        .map(|r| format!("{}{}", r.path.display(), if r.writable { " (rw)" } else { " (ro)" }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = mcpbox::check::rows(&catalog, &problems, if grants.is_empty() { "none" } else { &grants });
+    print!("{}", mcpbox::check::render(&rows));
+    if problems.is_empty() && !rows.is_empty() {
+        println!("\nok: {} plugins, {} tools", catalog.plugins().len(), catalog.tools().len());
+        Ok(())
+    } else if rows.is_empty() {
+        anyhow::bail!("no plugin to check: give plugin paths or a config that lists some")
+    } else {
+        anyhow::bail!("{} of {} plugins have problems", problems.len(), rows.len())
+    }
 }
 
 async fn inspect(file: PathBuf, json: bool) -> Result<()> {

@@ -112,3 +112,37 @@ fn inspect_shows_exports_imports_and_descriptors() {
     assert!(text.contains("tools_only.ping: Answers pong"), "{text}");
     assert!(!text.contains("mcpbox:plugin/resources"), "{text}");
 }
+
+#[test]
+fn check_prints_a_table_and_fails_on_any_problem() {
+    let dir = temp_dir();
+    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+            .arg("check")
+            .args(args)
+            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+            .output()
+            .unwrap()
+    };
+    let good = run(&[dir.path().as_os_str(), "--root".as_ref(), dir.path().as_os_str()]);
+    let table = String::from_utf8_lossy(&good.stdout);
+    assert!(good.status.success(), "{table}{}", String::from_utf8_lossy(&good.stderr));
+    assert!(table.starts_with("plugin"), "{table}");
+    let fs_row = table.lines().find(|l| l.starts_with("fs ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(fs_row.contains(" 5 ") && fs_row.contains("yes, 1 template ") && fs_row.contains("(ro)"), "{fs_row}");
+
+    std::fs::write(dir.path().join("broken.wasm"), b"nope").unwrap();
+    let bad = run(&[dir.path().as_os_str()]);
+    let table = String::from_utf8_lossy(&bad.stdout);
+    assert!(!bad.status.success());
+    let broken = table.lines().find(|l| l.starts_with("broken ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(broken.contains("not a valid WebAssembly component"), "{broken}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("1 of 2 plugins have problems"));
+
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "plugins = [\"fs.wasm\"]\nverbose = true\n").unwrap();
+    let bad_config = run(&["--config".as_ref(), config.as_os_str()]);
+    assert!(!bad_config.status.success());
+    assert!(String::from_utf8_lossy(&bad_config.stderr).contains(&format!("{}:2:1", config.display())));
+}

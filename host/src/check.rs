@@ -1,0 +1,79 @@
+//! `mcpbox check`: one row per plugin file (loaded or not), as a plain-text table.
+
+use crate::catalog::{Catalog, LoadProblem};
+
+/// One plugin file and what became of it.
+#[derive(Debug)]
+pub struct Row {
+    pub plugin: String,
+    pub file: String,
+    pub tools: String,
+    pub resources: String,
+    pub prompts: String,
+    pub grants: String,
+    pub problem: String,
+}
+
+pub fn rows(catalog: &Catalog, problems: &[LoadProblem], grants: &str) -> Vec<Row> {
+    let mut rows: Vec<Row> = catalog
+        .plugins()
+        .iter()
+        .map(|p| Row {
+            plugin: p.name.to_string(),
+            file: p.path.display().to_string(),
+            tools: p.tools.len().to_string(),
+            resources: match (p.exports.resources.is_some(), p.templates.len()) {
+                (false, _) => "-".into(),
+                (true, 0) => "yes".into(),
+                (true, n) => format!("yes, {n} template{}", if n == 1 { "" } else { "s" }),
+            },
+            prompts: p.prompts.len().to_string(),
+            grants: grants.to_owned(),
+            problem: "-".into(),
+        })
+        .collect();
+    for problem in problems {
+        rows.push(Row {
+            plugin: crate::plugin::plugin_name(&problem.path),
+            file: problem.path.display().to_string(),
+            tools: "-".into(),
+            resources: "-".into(),
+            prompts: "-".into(),
+            grants: "-".into(),
+            problem: format!("{:#}", problem.error).replace('\n', " "),
+        });
+    }
+    rows.sort_by(|a, b| a.file.cmp(&b.file));
+    rows
+}
+
+pub fn render(rows: &[Row]) -> String {
+    let header = ["plugin", "file", "tools", "resources", "prompts", "grants", "problems"];
+    let cells: Vec<[&str; 7]> = rows
+        .iter()
+        .map(|r| [&*r.plugin, &*r.file, &*r.tools, &*r.resources, &*r.prompts, &*r.grants, &*r.problem])
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    // The last column is free-form and not padded.
+    let line = |row: &[&str; 7]| {
+        let mut out = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i == 6 {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&header);
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    out
+}
