@@ -13,8 +13,19 @@ use crate::bindings::{completion, prompts, resources, tools, types};
 use crate::plugin::{self, Plugin, ToolInfo};
 use crate::sandbox::{CallError, CallScope, Limits, run_call};
 
-/// How a plugin's names are prefixed, by plugin name (from the config file).
-pub type PrefixOverrides = HashMap<String, String>;
+/// What the operator's config says about one plugin.
+#[derive(Debug, Clone, Default)]
+pub struct PluginOverride {
+    /// Replaces `<name>.` before its tool, prompt and template names.
+    pub prefix: Option<String>,
+    /// Serve only these tools (by the plugin's own names).
+    pub tools: Option<Vec<String>>,
+    /// Never serve these tools.
+    pub exclude_tools: Vec<String>,
+}
+
+/// Per-plugin settings, by plugin name.
+pub type PluginOverrides = HashMap<String, PluginOverride>;
 
 /// A plugin that failed to load, and why.
 #[derive(Debug)]
@@ -86,7 +97,7 @@ impl Catalog {
     pub async fn load(
         engine: &Engine,
         paths: &[PathBuf],
-        prefixes: &PrefixOverrides,
+        overrides: &PluginOverrides,
         limits: Limits,
     ) -> (Catalog, Vec<LoadProblem>) {
         let (files, mut problems) = discover(paths);
@@ -102,7 +113,8 @@ impl Catalog {
             let engine = engine.clone();
             let linker = linker.clone();
             let name = plugin::plugin_name(&file);
-            let prefix = prefixes.get(&name).cloned().unwrap_or_else(|| format!("{name}."));
+            let setting = overrides.get(&name).cloned().unwrap_or_default();
+            let prefix = setting.prefix.clone().unwrap_or_else(|| format!("{name}."));
             tasks.push(tokio::spawn(async move {
                 let compile_path = file.clone();
                 let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &compile_path))
@@ -110,7 +122,9 @@ impl Catalog {
                     .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))
                     .and_then(|r| r);
                 let loaded = match component {
-                    Ok(component) => plugin::load(&linker, component, &file, name.into(), prefix, limits).await,
+                    Ok(component) => plugin::load(&linker, component, &file, name.into(), prefix, limits)
+                        .await
+                        .and_then(|plugin| select_tools(plugin, &setting)),
                     Err(e) => Err(e),
                 };
                 (file, loaded)
@@ -430,6 +444,27 @@ impl Catalog {
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
     }
+}
+
+/// Keeps the tools the operator's config selects; naming a tool the plugin lacks is an error,
+/// so that a typo cannot silently leave a tool served that was meant to be excluded.
+fn select_tools(mut plugin: Plugin, setting: &PluginOverride) -> Result<Plugin> {
+    let offered: Vec<String> = plugin.tools.iter().map(|t| t.descriptor.name.clone()).collect();
+    let named = setting.tools.iter().flatten().chain(&setting.exclude_tools);
+    if let Some(unknown) = named.into_iter().find(|name| !offered.contains(name)) {
+        return Err(anyhow!(
+            "the config's [plugin.{}] names tool `{unknown}`, which plugin `{}` ({}) does not offer; it offers: {}",
+            plugin.name,
+            plugin.name,
+            plugin.path.display(),
+            offered.join(", ")
+        ));
+    }
+    plugin.tools.retain(|tool| {
+        let name = &tool.descriptor.name;
+        setting.tools.as_ref().is_none_or(|keep| keep.contains(name)) && !setting.exclude_tools.contains(name)
+    });
+    Ok(plugin)
 }
 
 /// Checks what a call returned against the output limit.

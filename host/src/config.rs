@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 use serde::Deserialize;
 
-use crate::catalog::PrefixOverrides;
+use crate::catalog::{PluginOverride, PluginOverrides};
 use crate::engine::{EngineOptions, default_cache_dir};
 use crate::roots::AllowedDir;
 use crate::sandbox::Limits;
@@ -128,6 +128,10 @@ struct FileCache {
 struct FilePlugin {
     /// Replaces `<name>.` before the plugin's tool, prompt and template names; may be "".
     prefix: Option<String>,
+    /// Serve only these of the plugin's tools.
+    tools: Option<Vec<String>>,
+    /// Never serve these of the plugin's tools.
+    exclude_tools: Option<Vec<String>>,
 }
 
 /// Everything `serve` needs, merged from the file and the command line.
@@ -138,7 +142,7 @@ pub struct Settings {
     pub limits: Limits,
     pub max_message_bytes: usize,
     pub engine: EngineOptions,
-    pub prefixes: PrefixOverrides,
+    pub plugins: PluginOverrides,
     pub page_size: usize,
     pub http: Option<crate::mcp::http::HttpOptions>,
     pub stdio: bool,
@@ -192,7 +196,18 @@ impl Settings {
         let cache_enabled = !args.no_cache && file.cache.enabled.unwrap_or(true);
         let cache_dir = args.cache_dir.clone().or(file.cache.dir.map(|d| base.join(d))).or_else(default_cache_dir);
         let engine = EngineOptions { cache_dir: cache_dir.filter(|_| cache_enabled), pooling: args.pooling };
-        let prefixes = file.plugin.into_iter().filter_map(|(name, p)| p.prefix.map(|prefix| (name, prefix))).collect();
+        let plugins = file
+            .plugin
+            .into_iter()
+            .map(|(name, p)| {
+                let setting = PluginOverride {
+                    prefix: p.prefix,
+                    tools: p.tools,
+                    exclude_tools: p.exclude_tools.unwrap_or_default(),
+                };
+                (name, setting)
+            })
+            .collect();
         let page_size = args.page_size.or(file.limits.page_size).unwrap_or(100).max(1);
         let auth_token = match &args.auth_token_file {
             Some(path) => {
@@ -215,7 +230,7 @@ impl Settings {
             max_body_bytes: max_message_bytes,
         });
         let stdio = http.is_none() || args.stdio;
-        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, prefixes, page_size, http, stdio })
+        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, plugins, page_size, http, stdio })
     }
 }
 

@@ -77,7 +77,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let settings = Settings::from_args(&args)?;
     let engine = build_engine(&settings.engine)?;
     let started = std::time::Instant::now();
-    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.prefixes, settings.limits).await;
+    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.plugins, settings.limits).await;
     for problem in &problems {
         tracing::error!("failed to load plugin {}: {:#}", problem.path.display(), problem.error);
     }
@@ -142,7 +142,7 @@ async fn cancel_on_signal(token: tokio_util::sync::CancellationToken) {
 async fn check(args: ServeArgs) -> Result<()> {
     let settings = Settings::from_args(&args)?;
     let engine = build_engine(&settings.engine)?;
-    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.prefixes, settings.limits).await;
+    let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.plugins, settings.limits).await;
     let grants = settings
         .roots
         .iter()

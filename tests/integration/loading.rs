@@ -146,3 +146,38 @@ fn check_prints_a_table_and_fails_on_any_problem() {
     assert!(!bad_config.status.success());
     assert!(String::from_utf8_lossy(&bad_config.stderr).contains(&format!("{}:2:1", config.display())));
 }
+
+#[test]
+fn the_config_selects_and_excludes_tools() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpbox.toml");
+    let fs = plugin("fs").display().to_string();
+    let chaos = fixture("chaos").display().to_string();
+    std::fs::write(
+        &config,
+        format!(
+            "plugins = [{fs:?}, {chaos:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_file\"]\n\n\
+             [plugin.chaos]\ntools = [\"echo\", \"granted\"]\n"
+        ),
+    )
+    .unwrap();
+    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    server.initialize("2025-06-18", json!({}));
+    let names: Vec<String> = server.result("tools/list", json!({}))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["chaos.echo", "chaos.granted", "fs.list_dir", "fs.read_file", "fs.search", "fs.stat"]);
+    let excluded =
+        server.call("tools/call", json!({ "name": "fs.write_file", "arguments": { "path": "x", "content": "y" } }));
+    assert_eq!(excluded["error"]["code"], -32602, "an excluded tool cannot be called: {excluded}");
+
+    // A name the plugin does not offer is an error, not a silent no-op.
+    std::fs::write(&config, format!("plugins = [{fs:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_fille\"]\n")).unwrap();
+    let mut typo = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    typo.initialize("2025-06-18", json!({}));
+    assert!(typo.wait_for_log("names tool `write_fille`, which plugin `fs`", WAIT), "{}", typo.stderr());
+    assert!(typo.result("tools/list", json!({}))["tools"].as_array().unwrap().is_empty());
+}
