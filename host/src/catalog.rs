@@ -11,7 +11,7 @@ use wasmtime::Engine;
 
 use crate::bindings::{completion, prompts, resources, tools, types};
 use crate::plugin::{self, Plugin, ToolInfo};
-use crate::sandbox::{CallError, CallScope, Limits, run_call};
+use crate::sandbox::{CallError, CallScope, Limits};
 
 /// What the operator's config says about one plugin.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +22,22 @@ pub struct PluginOverride {
     pub tools: Option<Vec<String>>,
     /// Never serve these tools.
     pub exclude_tools: Vec<String>,
+    /// Replace the global limits for this plugin.
+    pub timeout: Option<std::time::Duration>,
+    pub memory_bytes: Option<usize>,
+    pub output_bytes: Option<usize>,
+    /// At most this many calls at once.
+    pub max_concurrency: Option<usize>,
+}
+
+impl PluginOverride {
+    fn limits(&self, global: Limits) -> Limits {
+        Limits {
+            timeout: self.timeout.unwrap_or(global.timeout),
+            memory_bytes: self.memory_bytes.unwrap_or(global.memory_bytes),
+            output_bytes: self.output_bytes.unwrap_or(global.output_bytes),
+        }
+    }
 }
 
 /// Per-plugin settings, by plugin name.
@@ -56,7 +72,6 @@ pub struct Catalog {
     tools: Vec<Entry<ToolInfo>>,
     prompts: Vec<Entry<prompts::Prompt>>,
     templates: Vec<Entry<resources::ResourceTemplate>>,
-    limits: Limits,
 }
 
 /// Expands directories into their `.wasm` files (sorted) and keeps files as given.
@@ -105,7 +120,7 @@ impl Catalog {
             Ok(linker) => Arc::new(linker),
             Err(error) => {
                 problems.push(LoadProblem { path: PathBuf::new(), error });
-                return (Catalog::empty(limits), problems);
+                return (Catalog::empty(), problems);
             }
         };
         let mut tasks = Vec::new();
@@ -121,16 +136,22 @@ impl Catalog {
                     .await
                     .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))
                     .and_then(|r| r);
+                let limits = setting.limits(limits);
                 let loaded = match component {
                     Ok(component) => plugin::load(&linker, component, &file, name.into(), prefix, limits)
                         .await
-                        .and_then(|plugin| select_tools(plugin, &setting)),
+                        .and_then(|plugin| select_tools(plugin, &setting))
+                        .map(|mut plugin| {
+                            plugin.slots =
+                                setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+                            plugin
+                        }),
                     Err(e) => Err(e),
                 };
                 (file, loaded)
             }));
         }
-        let mut catalog = Catalog::empty(limits);
+        let mut catalog = Catalog::empty();
         for task in tasks {
             let (path, loaded) = match task.await {
                 Ok(result) => result,
@@ -149,8 +170,8 @@ impl Catalog {
         (catalog, problems)
     }
 
-    fn empty(limits: Limits) -> Self {
-        Catalog { plugins: Vec::new(), tools: Vec::new(), prompts: Vec::new(), templates: Vec::new(), limits }
+    fn empty() -> Self {
+        Catalog { plugins: Vec::new(), tools: Vec::new(), prompts: Vec::new(), templates: Vec::new() }
     }
 
     /// Adds a plugin unless its name or one of its prefixed names is taken already.
@@ -269,15 +290,16 @@ impl Catalog {
         let plugin = self.plugins[entry.plugin].clone();
         let local = entry.item.descriptor.name.clone();
         let indices = plugin.exports.tools.clone()?;
-        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-            Box::pin(async move {
-                indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+        let result = plugin
+            .run(scope, move |store, instance| {
+                Box::pin(async move {
+                    indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+                })
             })
-        })
-        .await;
+            .await;
         let name = plugin.name.clone();
         let result = result.and_then(|r| {
-            within_output_limit(&plugin.name, self.limits, r, |r| r.as_ref().map_or(0, call_result_size))
+            within_output_limit(&plugin.name, plugin.limits, r, |r| r.as_ref().map_or(0, call_result_size))
         });
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
@@ -298,12 +320,13 @@ impl Catalog {
             let indices = plugin.exports.resources.clone()?;
             let scope = scope.clone();
             Some(async move {
-                let listed = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-                    Box::pin(
-                        async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await },
-                    )
-                })
-                .await;
+                let listed = plugin
+                    .run(scope, move |store, instance| {
+                        Box::pin(
+                            async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await },
+                        )
+                    })
+                    .await;
                 (index, listed)
             })
         });
@@ -349,14 +372,15 @@ impl Catalog {
             let plugin = &self.plugins[index];
             let Some(indices) = plugin.exports.resources.clone() else { continue };
             let owned_uri = uri.to_owned();
-            let result = run_call(&plugin.name, &plugin.pre, self.limits, scope.clone(), move |store, instance| {
-                Box::pin(async move {
-                    indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
+            let result = plugin
+                .run(scope.clone(), move |store, instance| {
+                    Box::pin(async move {
+                        indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
+                    })
                 })
-            })
-            .await;
+                .await;
             let result = result.and_then(|r| {
-                within_output_limit(&plugin.name, self.limits, r, |r| r.as_ref().map_or(0, |c| contents_size(c)))
+                within_output_limit(&plugin.name, plugin.limits, r, |r| r.as_ref().map_or(0, |c| contents_size(c)))
             });
             match result {
                 Ok(Ok(contents)) => return Ok(contents),
@@ -383,15 +407,16 @@ impl Catalog {
         let plugin = self.plugins[entry.plugin].clone();
         let local = entry.item.name.clone();
         let indices = plugin.exports.prompts.clone()?;
-        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-            Box::pin(async move {
-                indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await
+        let result = plugin
+            .run(scope, move |store, instance| {
+                Box::pin(async move {
+                    indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await
+                })
             })
-        })
-        .await;
+            .await;
         let plugin_name = plugin.name.clone();
         let result = result.and_then(|r| {
-            within_output_limit(&plugin.name, self.limits, r, |r| {
+            within_output_limit(&plugin.name, plugin.limits, r, |r| {
                 r.as_ref().map_or(0, |p| p.messages.iter().map(|m| content_size(&m.content)).sum())
             })
         });
@@ -437,10 +462,13 @@ impl Catalog {
             argument_value: argument.1,
             context_arguments: context,
         };
-        let result = run_call(&plugin.name, &plugin.pre, self.limits, scope, move |store, instance| {
-            Box::pin(async move { indices.load(&mut *store, &instance)?.call_complete(&mut *store, &request).await })
-        })
-        .await;
+        let result = plugin
+            .run(scope, move |store, instance| {
+                Box::pin(
+                    async move { indices.load(&mut *store, &instance)?.call_complete(&mut *store, &request).await },
+                )
+            })
+            .await;
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
     }

@@ -132,6 +132,12 @@ struct FilePlugin {
     tools: Option<Vec<String>>,
     /// Never serve these of the plugin's tools.
     exclude_tools: Option<Vec<String>>,
+    /// This plugin's limits, replacing those of [limits].
+    timeout_ms: Option<u64>,
+    memory_mib: Option<usize>,
+    max_output_mib: Option<usize>,
+    /// At most this many calls of the plugin at once (default: no limit).
+    max_concurrency: Option<usize>,
 }
 
 /// Everything `serve` needs, merged from the file and the command line.
@@ -196,18 +202,27 @@ impl Settings {
         let cache_enabled = !args.no_cache && file.cache.enabled.unwrap_or(true);
         let cache_dir = args.cache_dir.clone().or(file.cache.dir.map(|d| base.join(d))).or_else(default_cache_dir);
         let engine = EngineOptions { cache_dir: cache_dir.filter(|_| cache_enabled), pooling: args.pooling };
-        let plugins = file
-            .plugin
-            .into_iter()
-            .map(|(name, p)| {
-                let setting = PluginOverride {
-                    prefix: p.prefix,
-                    tools: p.tools,
-                    exclude_tools: p.exclude_tools.unwrap_or_default(),
-                };
-                (name, setting)
-            })
-            .collect();
+        let mut plugins = PluginOverrides::new();
+        for (name, p) in file.plugin {
+            let mib = |value: Option<usize>, what: &str| {
+                value
+                    .map(|mib| {
+                        mib.checked_mul(1 << 20)
+                            .ok_or_else(|| anyhow!("[plugin.{name}] {what} of {mib} MiB is too large"))
+                    })
+                    .transpose()
+            };
+            let setting = PluginOverride {
+                prefix: p.prefix,
+                tools: p.tools,
+                exclude_tools: p.exclude_tools.unwrap_or_default(),
+                timeout: p.timeout_ms.map(Duration::from_millis),
+                memory_bytes: mib(p.memory_mib, "memory_mib")?,
+                output_bytes: mib(p.max_output_mib, "max_output_mib")?,
+                max_concurrency: p.max_concurrency,
+            };
+            plugins.insert(name, setting);
+        }
         let page_size = args.page_size.or(file.limits.page_size).unwrap_or(100).max(1);
         let auth_token = match &args.auth_token_file {
             Some(path) => {

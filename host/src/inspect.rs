@@ -9,7 +9,7 @@ use wasmtime::Engine;
 use crate::bindings::resources;
 use crate::catalog::load_one;
 use crate::plugin;
-use crate::sandbox::{CallScope, Limits, run_call};
+use crate::sandbox::{CallScope, Limits};
 
 /// Describes the plugin at `path` as JSON.
 pub async fn describe(engine: &Engine, path: &Path, limits: Limits) -> Result<Value> {
@@ -17,11 +17,12 @@ pub async fn describe(engine: &Engine, path: &Path, limits: Limits) -> Result<Va
     let (imports, exports) = plugin::interface_names(engine, loaded.pre.component());
     // Resources without any grant: what the plugin lists on its own.
     let resources: Vec<resources::Resource> = match loaded.exports.resources.clone() {
-        Some(indices) => run_call(&loaded.name, &loaded.pre, limits, CallScope::default(), move |store, instance| {
-            Box::pin(async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await })
-        })
-        .await
-        .unwrap_or_default(),
+        Some(indices) => loaded
+            .run(CallScope::default(), move |store, instance| {
+                Box::pin(async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await })
+            })
+            .await
+            .unwrap_or_default(),
         None => Vec::new(),
     };
     let tools: Vec<Value> = loaded

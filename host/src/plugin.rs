@@ -11,7 +11,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, InstancePre, Linker, types::ComponentItem};
 
 use crate::bindings::{self, completion, export_names, prompts, resources, tools};
-use crate::sandbox::{CallScope, HostState, Limits, run_call};
+use crate::sandbox::{CallError, CallFuture, CallScope, HostState, Limits, run_call};
 
 /// Longest name of a tool, prompt or template, prefix included.
 pub const MAX_NAME_LEN: usize = 128;
@@ -28,6 +28,30 @@ pub struct Plugin {
     pub tools: Vec<ToolInfo>,
     pub templates: Vec<resources::ResourceTemplate>,
     pub prompts: Vec<prompts::Prompt>,
+    /// The limits every call of this plugin runs under.
+    pub limits: Limits,
+    /// At most this many calls of the plugin run at once; the others wait (within their
+    /// time limit) for a slot.
+    pub slots: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+impl Plugin {
+    /// Runs `work` in a fresh instance of this plugin under its limits, once a slot is free.
+    pub async fn run<R: Send>(
+        &self,
+        scope: CallScope,
+        work: impl for<'a> FnOnce(&'a mut wasmtime::Store<HostState>, wasmtime::component::Instance) -> CallFuture<'a, R>
+        + Send,
+    ) -> Result<R, CallError> {
+        let _slot = match &self.slots {
+            Some(slots) => match tokio::time::timeout(self.limits.timeout, slots.clone().acquire_owned()).await {
+                Ok(Ok(permit)) => Some(permit),
+                _ => return Err(CallError::Busy { plugin: self.name.clone(), slots: self.limits.timeout }),
+            },
+            None => None,
+        };
+        run_call(&self.name, &self.pre, self.limits, scope, work).await
+    }
 }
 
 /// Handles to the interfaces the plugin exports; `None` for those it doesn't.
@@ -149,7 +173,7 @@ pub async fn load(
         check_name(&prefix, "resource template", &template.name)
             .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     }
-    Ok(Plugin { name, prefix, path: path.to_owned(), pre, exports, tools, templates, prompts })
+    Ok(Plugin { name, prefix, path: path.to_owned(), pre, exports, tools, templates, prompts, limits, slots: None })
 }
 
 fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {

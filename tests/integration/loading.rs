@@ -181,3 +181,47 @@ fn the_config_selects_and_excludes_tools() {
     assert!(typo.wait_for_log("names tool `write_fille`, which plugin `fs`", WAIT), "{}", typo.stderr());
     assert!(typo.result("tools/list", json!({}))["tools"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn per_plugin_limits_and_concurrency_slots() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpbox.toml");
+    let chaos = fixture("chaos").display().to_string();
+    let conformance = plugin("conformance").display().to_string();
+    std::fs::write(
+        &config,
+        format!(
+            "plugins = [{chaos:?}, {conformance:?}]\n\n[plugin.chaos]\ntimeout_ms = 5000\nmemory_mib = 32\n\
+             max_output_mib = 1\nmax_concurrency = 2\n"
+        ),
+    )
+    .unwrap();
+    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    server.initialize("2025-06-18", json!({}));
+    let oom = server.result("tools/call", json!({ "name": "chaos.alloc_forever" }));
+    assert!(text(&oom).contains("memory limit of 32 MiB"), "{oom}");
+    let big = server.result("tools/call", json!({ "name": "chaos.big_output", "arguments": { "bytes": 2_000_000 } }));
+    assert!(text(&big).contains("output limit of 1 MiB"), "{big}");
+
+    // Three 1.5 s calls through two slots take two rounds; another plugin is not held up.
+    let started = std::time::Instant::now();
+    let ids: Vec<i64> = (0..3)
+        .map(|_| {
+            let id = server.fresh_id();
+            server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "chaos.sleep", "arguments": { "ms": 1500 } } }));
+            id
+        })
+        .collect();
+    let quick = server.result("tools/call", json!({ "name": "conformance.test_simple_text" }));
+    assert_eq!(quick["isError"], false);
+    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+    for id in ids {
+        assert_eq!(text(&server.read_until(|m| m["id"] == id)["result"]), "slept");
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(3000),
+        "the third call waited for a slot: {:?}",
+        started.elapsed()
+    );
+}
