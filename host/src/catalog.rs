@@ -28,6 +28,8 @@ pub struct PluginOverride {
     pub output_bytes: Option<usize>,
     /// At most this many calls at once.
     pub max_concurrency: Option<usize>,
+    /// Environment variables its guest sees, resolved already.
+    pub env: Vec<(String, String)>,
 }
 
 impl PluginOverride {
@@ -144,6 +146,7 @@ impl Catalog {
                         .map(|mut plugin| {
                             plugin.slots =
                                 setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+                            plugin.env = setting.env.clone().into();
                             plugin
                         }),
                     Err(e) => Err(e),

@@ -138,6 +138,10 @@ struct FilePlugin {
     max_output_mib: Option<usize>,
     /// At most this many calls of the plugin at once (default: no limit).
     max_concurrency: Option<usize>,
+    /// Environment variables the plugin sees, with their values.
+    env: Option<std::collections::BTreeMap<String, String>>,
+    /// Environment variables the plugin sees, with the values mcpbox itself was started with.
+    env_from_host: Option<Vec<String>>,
 }
 
 /// Everything `serve` needs, merged from the file and the command line.
@@ -212,7 +216,15 @@ impl Settings {
                     })
                     .transpose()
             };
+            let mut env: Vec<(String, String)> = p.env.unwrap_or_default().into_iter().collect();
+            for variable in p.env_from_host.unwrap_or_default() {
+                let value = std::env::var(&variable).map_err(|_| {
+                    anyhow!("[plugin.{name}] env_from_host names `{variable}`, which is not set for mcpbox")
+                })?;
+                env.push((variable, value));
+            }
             let setting = PluginOverride {
+                env,
                 prefix: p.prefix,
                 tools: p.tools,
                 exclude_tools: p.exclude_tools.unwrap_or_default(),

@@ -33,6 +33,8 @@ pub struct Plugin {
     /// At most this many calls of the plugin run at once; the others wait (within their
     /// time limit) for a slot.
     pub slots: Option<Arc<tokio::sync::Semaphore>>,
+    /// The environment its guest sees (none unless the operator configured some).
+    pub env: Arc<[(String, String)]>,
 }
 
 impl Plugin {
@@ -50,7 +52,7 @@ impl Plugin {
             },
             None => None,
         };
-        run_call(&self.name, &self.pre, self.limits, scope, work).await
+        run_call(&self.name, &self.pre, self.limits, &self.env, scope, work).await
     }
 }
 
@@ -139,7 +141,7 @@ pub async fn load(
     let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
     let described = exports.clone();
     let (tools, templates, prompts) =
-        run_call(&name, &pre, describe_limits, CallScope::default(), move |store, instance| {
+        run_call(&name, &pre, describe_limits, &[], CallScope::default(), move |store, instance| {
             Box::pin(async move {
                 let tools = match &described.tools {
                     Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
@@ -173,7 +175,19 @@ pub async fn load(
         check_name(&prefix, "resource template", &template.name)
             .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     }
-    Ok(Plugin { name, prefix, path: path.to_owned(), pre, exports, tools, templates, prompts, limits, slots: None })
+    Ok(Plugin {
+        name,
+        prefix,
+        path: path.to_owned(),
+        pre,
+        exports,
+        tools,
+        templates,
+        prompts,
+        limits,
+        slots: None,
+        env: Arc::from([]),
+    })
 }
 
 fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {

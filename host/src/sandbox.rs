@@ -260,6 +260,7 @@ pub async fn run_call<R: Send>(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
     limits: Limits,
+    env: &[(String, String)],
     scope: CallScope,
     work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
 ) -> Result<R, CallError> {
@@ -267,7 +268,7 @@ pub async fn run_call<R: Send>(
     let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
     let deadline = Instant::now() + limits.timeout;
     let cancel = scope.cancel.clone();
-    let mut store = new_store(plugin, pre, limits, scope, deadline, &stdout, &stderr)?;
+    let mut store = new_store(plugin, pre, limits, env, scope, deadline, &stdout, &stderr)?;
 
     let outcome = {
         let run = async {
@@ -287,18 +288,22 @@ pub async fn run_call<R: Send>(
     outcome.map_err(|error| classify(plugin, limits, &store, error, &stderr))
 }
 
+#[allow(clippy::too_many_arguments, reason = "one call's whole set-up, each piece distinct")]
 fn new_store(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
     limits: Limits,
+    env: &[(String, String)],
     scope: CallScope,
     deadline: Instant,
     stdout: &GuestOutput,
     stderr: &GuestOutput,
 ) -> Result<Store<HostState>, CallError> {
     let mut wasi = WasiCtxBuilder::new();
-    // Deny by default: no environment, no arguments, no stdin, no network; only the grants.
+    // Deny by default: no arguments, no stdin, no network; only the grants, and only the
+    // environment variables the operator configured for this plugin.
     wasi.stdout(stdout.clone()).stderr(stderr.clone());
+    wasi.envs(env);
     wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
     for grant in scope.grants.iter() {
         let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };

@@ -225,3 +225,35 @@ fn per_plugin_limits_and_concurrency_slots() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_plugin_sees_only_the_environment_the_operator_configured() {
+    let dir = temp_dir();
+    let config = dir.path().join("mcpbox.toml");
+    let chaos = fixture("chaos").display().to_string();
+    let hello = fixture("hello").display().to_string();
+    std::fs::write(
+        &config,
+        format!(
+            "plugins = [{chaos:?}, {hello:?}]\n\n[plugin.chaos]\nenv = {{ GREETING = \"hi\" }}\nenv_from_host = [\"PATH\"]\n"
+        ),
+    )
+    .unwrap();
+    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    server.initialize("2025-06-18", json!({}));
+    let result = server.result("tools/call", json!({ "name": "chaos.environment" }));
+    let mut names: Vec<&str> =
+        result["structuredContent"]["env"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["GREETING", "PATH"]);
+
+    std::fs::write(
+        &config,
+        format!("plugins = [{chaos:?}]\n\n[plugin.chaos]\nenv_from_host = [\"MCPBOX_SURELY_UNSET\"]\n"),
+    )
+    .unwrap();
+    let mut unset = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let status = unset.wait_exit(Duration::from_secs(20)).expect("an unset host variable is a config error");
+    assert!(!status.success());
+    assert!(unset.stderr().contains("env_from_host names `MCPBOX_SURELY_UNSET`"), "{}", unset.stderr());
+}
