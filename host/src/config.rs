@@ -29,7 +29,7 @@ pub struct ServeArgs {
     /// Grant plugins read-write access to this directory (repeatable).
     #[arg(long = "root-rw", value_name = "DIR")]
     pub writable_roots: Vec<PathBuf>,
-    /// A TOML config file (plugins, roots, limits, per-plugin prefixes).
+    /// A TOML config file (plugins, roots, limits, per-plugin settings).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Wall-time limit of one call, in seconds [default: 30].
@@ -41,7 +41,8 @@ pub struct ServeArgs {
     /// Output limit of one call (content returned), in MiB [default: 16].
     #[arg(long, value_name = "MIB")]
     pub max_output: Option<usize>,
-    /// Largest JSON-RPC message accepted on stdin, in bytes [default: 64 MiB].
+    /// Largest JSON-RPC message accepted (a stdin line or an HTTP body), in bytes
+    /// [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_message_bytes: Option<usize>,
     /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
