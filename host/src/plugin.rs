@@ -46,10 +46,16 @@ impl Plugin {
         + Send,
     ) -> Result<R, CallError> {
         let _slot = match &self.slots {
-            Some(slots) => match tokio::time::timeout(self.limits.timeout, slots.clone().acquire_owned()).await {
-                Ok(Ok(permit)) => Some(permit),
-                _ => return Err(CallError::Busy { plugin: self.name.clone(), slots: self.limits.timeout }),
-            },
+            Some(slots) => {
+                let wait = tokio::time::timeout(self.limits.timeout, slots.clone().acquire_owned());
+                tokio::select! {
+                    permit = wait => match permit {
+                        Ok(Ok(permit)) => Some(permit),
+                        _ => return Err(CallError::Busy { plugin: self.name.clone(), waited: self.limits.timeout }),
+                    },
+                    () = scope.cancel.cancelled() => return Err(CallError::Cancelled { plugin: self.name.clone() }),
+                }
+            }
             None => None,
         };
         run_call(&self.name, &self.pre, self.limits, &self.env, scope, work).await

@@ -110,8 +110,8 @@ pub enum CallError {
     OutOfMemory { plugin: Arc<str>, limit: usize },
     #[error("plugin `{plugin}` returned {size} bytes, over its output limit of {} MiB", limit >> 20)]
     OutputTooLarge { plugin: Arc<str>, size: usize, limit: usize },
-    #[error("plugin `{plugin}` is at its limit of concurrent calls; no slot freed within {}", humanize(*slots))]
-    Busy { plugin: Arc<str>, slots: Duration },
+    #[error("plugin `{plugin}` is at its limit of concurrent calls; no slot freed within {}", humanize(*waited))]
+    Busy { plugin: Arc<str>, waited: Duration },
     #[error("plugin `{plugin}` crashed: {cause}")]
     Crashed { plugin: Arc<str>, cause: String },
     #[error("call to plugin `{plugin}` was cancelled")]
