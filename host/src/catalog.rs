@@ -524,13 +524,18 @@ fn contents_size(contents: &[types::ResourceContents]) -> usize {
     contents.iter().map(resource_size).sum()
 }
 
+/// What a block costs beyond its payload on the wire (type, field names, framing), so that a
+/// flood of empty blocks counts against the output limit too.
+const BLOCK_OVERHEAD: usize = 64;
+
 fn content_size(block: &types::ContentBlock) -> usize {
-    match block {
-        types::ContentBlock::Text(t) => t.text.len(),
-        types::ContentBlock::Image(m) | types::ContentBlock::Audio(m) => m.data.len(),
-        types::ContentBlock::Embedded(e) => resource_size(&e.contents),
-        types::ContentBlock::ResourceLink(l) => l.uri.len() + l.name.len(),
-    }
+    BLOCK_OVERHEAD
+        + match block {
+            types::ContentBlock::Text(t) => t.text.len(),
+            types::ContentBlock::Image(m) | types::ContentBlock::Audio(m) => m.data.len(),
+            types::ContentBlock::Embedded(e) => resource_size(&e.contents),
+            types::ContentBlock::ResourceLink(l) => l.uri.len() + l.name.len(),
+        }
 }
 
 fn call_result_size(result: &tools::CallResult) -> usize {

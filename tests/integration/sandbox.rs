@@ -92,9 +92,24 @@ fn a_huge_result_hits_the_output_limit() {
     let result = call_tool(&mut server, "chaos.big_output", json!({ "bytes": 3_000_000 }));
     assert_eq!(result["isError"], true);
     assert!(
-        text(&result).contains("plugin `chaos` returned 3000000 bytes, over its output limit of 1 MiB"),
+        text(&result).contains("plugin `chaos` returned 3000064 bytes, over its output limit of 1 MiB"),
         "{result}"
     );
+    // Empty blocks are not free: a hundred thousand of them are over the limit too. (Far more
+    // stop earlier: wasmtime bounds what one call may copy between guest and host.)
+    let blocks = call_tool(&mut server, "chaos.many_blocks", json!({ "bytes": 100_000 }));
+    assert_eq!(blocks["isError"], true);
+    assert!(text(&blocks).contains("over its output limit of 1 MiB"), "{blocks}");
+}
+
+#[test]
+fn one_huge_allocation_hits_the_memory_limit() {
+    let mut server = chaos(&["--memory", "64"]);
+    let fits = call_tool(&mut server, "chaos.grab_memory", json!({ "bytes": 16 << 20 }));
+    assert_eq!(text(&fits), format!("got {} bytes", 16 << 20));
+    let result = call_tool(&mut server, "chaos.grab_memory", json!({ "bytes": 1u64 << 30 }));
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("plugin `chaos` exceeded its memory limit of 64 MiB"), "{result}");
 }
 
 #[test]
