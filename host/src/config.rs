@@ -302,6 +302,16 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_example_config_is_valid() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("```toml\n").expect("README has a toml example") + "```toml\n".len();
+        let end = start + readme[start..].find("```").unwrap();
+        let config = parse_config(Path::new("README.md"), &readme[start..end]).unwrap();
+        assert_eq!(config.plugin["fs"].exclude_tools.as_deref(), Some(&["write_file".to_owned()][..]));
+        assert_eq!(config.limits.max_output_mib, Some(16));
+    }
+
+    #[test]
     fn prefixes_and_roots_parse() {
         let text = "[[roots]]\npath = \".\"\nwritable = true\n\n[plugin.conformance]\nprefix = \"\"\n";
         let config = parse_config(Path::new("c.toml"), text).unwrap();
