@@ -113,6 +113,18 @@ fn one_huge_allocation_hits_the_memory_limit() {
 }
 
 #[test]
+fn a_notification_flood_is_capped() {
+    let mut server = chaos(&[]);
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "chaos.log_flood", "arguments": { "bytes": 25_000 }, "_meta": { "progressToken": 1 } } }));
+    let result = server.read_until(|m| m["id"] == id);
+    assert_eq!(text(&result["result"]), "flooded");
+    assert_eq!(server.take_notifications("notifications/progress").len(), 10_000);
+    assert!(server.wait_for_log("more than 10000 log/progress events", WAIT), "{}", server.stderr());
+}
+
+#[test]
 fn guest_stdout_never_reaches_the_protocol_stream() {
     let mut server = chaos(&[]);
     // Server::read panics on any stdout line that is not JSON, so a leak fails here.
