@@ -287,7 +287,7 @@ async fn a_graceful_shutdown_finishes_in_flight_calls() {
 
 /// Installs a version of the official conformance suite and starts mcpbox with the
 /// `conformance` plugin unprefixed, as the suite expects; returns node, the suite and the URL.
-fn conformance_setup(version: &str) -> (String, String, Server, String, tempfile::TempDir) {
+fn conformance_setup(version: &str) -> (String, String, Server, String, ConfigFile) {
     let setup = std::process::Command::new("bash")
         .arg(repo_root().join("scripts/setup-conformance.sh"))
         .arg(version)
@@ -300,12 +300,10 @@ fn conformance_setup(version: &str) -> (String, String, Server, String, tempfile
     );
     let tools = String::from_utf8(setup.stdout).unwrap();
     let (node, suite) = tools.trim().split_once(' ').unwrap();
-    let dir = temp_dir();
-    let config = dir.path().join("conformance.toml");
     let plugin_path = plugin("conformance").display().to_string();
-    std::fs::write(&config, format!("plugins = [{plugin_path:?}]\n\n[plugin.conformance]\nprefix = \"\"\n")).unwrap();
-    let (server, url) = Server::start_http(&["--config".as_ref(), config.as_os_str()]);
-    (node.to_owned(), suite.to_owned(), server, url, dir)
+    let config = ConfigFile::new(&format!("plugins = [{plugin_path:?}]\n\n[plugin.conformance]\nprefix = \"\"\n"));
+    let (server, url) = Server::start_http(&config.args());
+    (node.to_owned(), suite.to_owned(), server, url, config)
 }
 
 /// Every active scenario of the conformance suite the issue names (0.1.16).

@@ -48,17 +48,11 @@ fn a_name_collision_names_both_plugins() {
 
 #[test]
 fn a_config_file_sets_prefixes_and_limits() {
-    let dir = temp_dir();
-    let config = dir.path().join("mcpbox.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "plugins = [{:?}]\n\n[limits]\ntimeout_ms = 500\n\n[plugin.chaos]\nprefix = \"\"\n",
-            fixture("chaos").display().to_string()
-        ),
-    )
-    .unwrap();
-    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}]\n\n[limits]\ntimeout_ms = 500\n\n[plugin.chaos]\nprefix = \"\"\n",
+        fixture("chaos").display().to_string()
+    ));
+    let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
     let echo = server.result("tools/call", json!({ "name": "echo", "arguments": { "value": 5 } }));
     assert_eq!(text(&echo), "5");
@@ -69,14 +63,12 @@ fn a_config_file_sets_prefixes_and_limits() {
 
 #[test]
 fn a_bad_config_names_file_line_and_key() {
-    let dir = temp_dir();
-    let config = dir.path().join("mcpbox.toml");
-    std::fs::write(&config, "plugins = []\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n").unwrap();
-    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let config = ConfigFile::new("plugins = []\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n");
+    let mut server = config.serve();
     let status = server.wait_exit(Duration::from_secs(20)).expect("mcpbox should refuse the config");
     assert!(!status.success());
     let log = server.stderr();
-    assert!(log.contains(&format!("{}:5:1", config.display())) && log.contains("memroy_mib"), "{log}");
+    assert!(log.contains(&format!("{}:5:1", config.path.display())) && log.contains("memroy_mib"), "{log}");
 }
 
 #[test]
@@ -149,19 +141,13 @@ fn check_prints_a_table_and_fails_on_any_problem() {
 
 #[test]
 fn the_config_selects_and_excludes_tools() {
-    let dir = temp_dir();
-    let config = dir.path().join("mcpbox.toml");
     let fs = plugin("fs").display().to_string();
     let chaos = fixture("chaos").display().to_string();
-    std::fs::write(
-        &config,
-        format!(
-            "plugins = [{fs:?}, {chaos:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_file\"]\n\n\
-             [plugin.chaos]\ntools = [\"echo\", \"granted\"]\n"
-        ),
-    )
-    .unwrap();
-    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let config = ConfigFile::new(&format!(
+        "plugins = [{fs:?}, {chaos:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_file\"]\n\n\
+         [plugin.chaos]\ntools = [\"echo\", \"granted\"]\n"
+    ));
+    let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
     let names: Vec<String> = server.result("tools/list", json!({}))["tools"]
         .as_array()
@@ -175,8 +161,8 @@ fn the_config_selects_and_excludes_tools() {
     assert_eq!(excluded["error"]["code"], -32602, "an excluded tool cannot be called: {excluded}");
 
     // A name the plugin does not offer is an error, not a silent no-op.
-    std::fs::write(&config, format!("plugins = [{fs:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_fille\"]\n")).unwrap();
-    let mut typo = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    config.rewrite(&format!("plugins = [{fs:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_fille\"]\n"));
+    let mut typo = config.serve();
     typo.initialize("2025-06-18", json!({}));
     assert!(typo.wait_for_log("names tool `write_fille`, which plugin `fs`", WAIT), "{}", typo.stderr());
     assert!(typo.result("tools/list", json!({}))["tools"].as_array().unwrap().is_empty());
@@ -184,19 +170,13 @@ fn the_config_selects_and_excludes_tools() {
 
 #[test]
 fn per_plugin_limits_and_concurrency_slots() {
-    let dir = temp_dir();
-    let config = dir.path().join("mcpbox.toml");
     let chaos = fixture("chaos").display().to_string();
     let conformance = plugin("conformance").display().to_string();
-    std::fs::write(
-        &config,
-        format!(
-            "plugins = [{chaos:?}, {conformance:?}]\n\n[plugin.chaos]\ntimeout_ms = 5000\nmemory_mib = 32\n\
-             max_output_mib = 1\nmax_concurrency = 2\n"
-        ),
-    )
-    .unwrap();
-    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let config = ConfigFile::new(&format!(
+        "plugins = [{chaos:?}, {conformance:?}]\n\n[plugin.chaos]\ntimeout_ms = 5000\nmemory_mib = 32\n\
+         max_output_mib = 1\nmax_concurrency = 2\n"
+    ));
+    let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
     let oom = server.result("tools/call", json!({ "name": "chaos.alloc_forever" }));
     assert!(text(&oom).contains("memory limit of 32 MiB"), "{oom}");
@@ -228,18 +208,12 @@ fn per_plugin_limits_and_concurrency_slots() {
 
 #[test]
 fn a_plugin_sees_only_the_environment_the_operator_configured() {
-    let dir = temp_dir();
-    let config = dir.path().join("mcpbox.toml");
     let chaos = fixture("chaos").display().to_string();
     let hello = fixture("hello").display().to_string();
-    std::fs::write(
-        &config,
-        format!(
-            "plugins = [{chaos:?}, {hello:?}]\n\n[plugin.chaos]\nenv = {{ GREETING = \"hi\" }}\nenv_from_host = [\"PATH\"]\n"
-        ),
-    )
-    .unwrap();
-    let mut server = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    let config = ConfigFile::new(&format!(
+        "plugins = [{chaos:?}, {hello:?}]\n\n[plugin.chaos]\nenv = {{ GREETING = \"hi\" }}\nenv_from_host = [\"PATH\"]\n"
+    ));
+    let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
     let result = server.result("tools/call", json!({ "name": "chaos.environment" }));
     let mut names: Vec<&str> =
@@ -247,12 +221,8 @@ fn a_plugin_sees_only_the_environment_the_operator_configured() {
     names.sort();
     assert_eq!(names, ["GREETING", "PATH"]);
 
-    std::fs::write(
-        &config,
-        format!("plugins = [{chaos:?}]\n\n[plugin.chaos]\nenv_from_host = [\"MCPBOX_SURELY_UNSET\"]\n"),
-    )
-    .unwrap();
-    let mut unset = Server::start(&["--config".as_ref(), config.as_os_str()]);
+    config.rewrite(&format!("plugins = [{chaos:?}]\n\n[plugin.chaos]\nenv_from_host = [\"MCPBOX_SURELY_UNSET\"]\n"));
+    let mut unset = config.serve();
     let status = unset.wait_exit(Duration::from_secs(20)).expect("an unset host variable is a config error");
     assert!(!status.success());
     assert!(unset.stderr().contains("env_from_host names `MCPBOX_SURELY_UNSET`"), "{}", unset.stderr());

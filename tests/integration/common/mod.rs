@@ -290,3 +290,32 @@ pub fn assert_schema(version: &str, name: &str, value: &Value) {
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("mcpbox-test").tempdir().unwrap()
 }
+
+/// A config file in a temporary directory of its own.
+pub struct ConfigFile {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl ConfigFile {
+    pub fn new(contents: &str) -> ConfigFile {
+        let dir = temp_dir();
+        let path = dir.path().join("mcpbox.toml");
+        std::fs::write(&path, contents).unwrap();
+        ConfigFile { _dir: dir, path }
+    }
+
+    pub fn rewrite(&self, contents: &str) {
+        std::fs::write(&self.path, contents).unwrap();
+    }
+
+    /// The arguments that point `mcpbox` at this file.
+    pub fn args(&self) -> [&std::ffi::OsStr; 2] {
+        ["--config".as_ref(), self.path.as_os_str()]
+    }
+
+    /// Starts `mcpbox serve --config FILE`.
+    pub fn serve(&self) -> Server {
+        Server::start(&self.args())
+    }
+}
