@@ -10,7 +10,8 @@ use anyhow::{Context, Result, anyhow};
 use wasmtime::Engine;
 
 use crate::bindings::{completion, prompts, resources, tools, types};
-use crate::plugin::{self, Plugin, ToolInfo};
+use crate::plugin::{self, Linkers, Plugin, ToolInfo};
+use crate::policy::Policy;
 use crate::sandbox::{CallError, CallScope, Limits};
 
 /// What the operator's config says about one plugin.
@@ -28,12 +29,12 @@ pub struct PluginOverride {
     pub output_bytes: Option<usize>,
     /// At most this many calls at once.
     pub max_concurrency: Option<usize>,
-    /// Environment variables its guest sees, resolved already.
-    pub env: Vec<(String, String)>,
+    /// Directories, network, environment.
+    pub policy: Policy,
 }
 
 impl PluginOverride {
-    fn limits(&self, global: Limits) -> Limits {
+    pub fn limits(&self, global: Limits) -> Limits {
         Limits {
             timeout: self.timeout.unwrap_or(global.timeout),
             memory_bytes: self.memory_bytes.unwrap_or(global.memory_bytes),
@@ -118,8 +119,8 @@ impl Catalog {
         limits: Limits,
     ) -> (Catalog, Vec<LoadProblem>) {
         let (files, mut problems) = discover(paths);
-        let linker = match plugin::make_linker(engine) {
-            Ok(linker) => Arc::new(linker),
+        let linkers = match Linkers::new(engine) {
+            Ok(linkers) => linkers,
             Err(error) => {
                 problems.push(LoadProblem { path: PathBuf::new(), error });
                 return (Catalog::empty(), problems);
@@ -128,7 +129,7 @@ impl Catalog {
         let mut tasks = Vec::new();
         for file in files {
             let engine = engine.clone();
-            let linker = linker.clone();
+            let linkers = linkers.clone();
             let name = plugin::plugin_name(&file);
             let setting = overrides.get(&name).cloned().unwrap_or_default();
             let prefix = setting.prefix.clone().unwrap_or_else(|| format!("{name}."));
@@ -140,15 +141,17 @@ impl Catalog {
                     .and_then(|r| r);
                 let limits = setting.limits(limits);
                 let loaded = match component {
-                    Ok(component) => plugin::load(&linker, component, &file, name.into(), prefix, limits)
-                        .await
-                        .and_then(|plugin| select_tools(plugin, &setting))
-                        .map(|mut plugin| {
-                            plugin.slots =
-                                setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
-                            plugin.env = setting.env.clone().into();
-                            plugin
-                        }),
+                    Ok(component) => {
+                        let policy = Arc::new(setting.policy.clone());
+                        plugin::load(&linkers, component, &file, name.into(), prefix, limits, policy)
+                            .await
+                            .and_then(|plugin| select_tools(plugin, &setting))
+                            .map(|mut plugin| {
+                                plugin.slots =
+                                    setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+                                plugin
+                            })
+                    }
                     Err(e) => Err(e),
                 };
                 (file, loaded)
@@ -171,6 +174,11 @@ impl Catalog {
         }
         catalog.sort();
         (catalog, problems)
+    }
+
+    /// Whether some plugin has directories the operator wants narrowed to the client's roots.
+    pub fn narrows_to_client_roots(&self) -> bool {
+        self.plugins.iter().any(|p| p.policy.dirs.iter().any(|d| d.within_client_roots))
     }
 
     fn empty() -> Self {
@@ -294,16 +302,17 @@ impl Catalog {
         let local = entry.item.descriptor.name.clone();
         let indices = plugin.exports.tools.clone()?;
         let result = plugin
-            .run(scope, move |store, instance| {
-                Box::pin(async move {
-                    indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
-                })
-            })
+            .run(
+                scope,
+                |r: &Result<tools::CallResult, tools::ToolError>| r.as_ref().map_or(0, call_result_size),
+                move |store, instance| {
+                    Box::pin(async move {
+                        indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+                    })
+                },
+            )
             .await;
         let name = plugin.name.clone();
-        let result = result.and_then(|r| {
-            within_output_limit(&plugin.name, plugin.limits, r, |r| r.as_ref().map_or(0, call_result_size))
-        });
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
                 tools::ToolError::UnknownTool(message) => {
@@ -324,11 +333,17 @@ impl Catalog {
             let scope = scope.clone();
             Some(async move {
                 let listed = plugin
-                    .run(scope, move |store, instance| {
-                        Box::pin(
-                            async move { indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await },
-                        )
-                    })
+                    .run(
+                        scope,
+                        |r: &Vec<resources::Resource>| {
+                            r.iter().map(|r| BLOCK_OVERHEAD + r.uri.len() + r.name.len()).sum()
+                        },
+                        move |store, instance| {
+                            Box::pin(async move {
+                                indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await
+                            })
+                        },
+                    )
                     .await;
                 (index, listed)
             })
@@ -376,15 +391,18 @@ impl Catalog {
             let Some(indices) = plugin.exports.resources.clone() else { continue };
             let owned_uri = uri.to_owned();
             let result = plugin
-                .run(scope.clone(), move |store, instance| {
-                    Box::pin(async move {
-                        indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
-                    })
-                })
+                .run(
+                    scope.clone(),
+                    |r: &Result<Vec<types::ResourceContents>, resources::ResourceError>| {
+                        r.as_ref().map_or(0, |c| contents_size(c))
+                    },
+                    move |store, instance| {
+                        Box::pin(async move {
+                            indices.load(&mut *store, &instance)?.call_read_resource(&mut *store, &owned_uri).await
+                        })
+                    },
+                )
                 .await;
-            let result = result.and_then(|r| {
-                within_output_limit(&plugin.name, plugin.limits, r, |r| r.as_ref().map_or(0, |c| contents_size(c)))
-            });
             match result {
                 Ok(Ok(contents)) => return Ok(contents),
                 Ok(Err(resources::ResourceError::NotFound(_))) => continue,
@@ -411,18 +429,19 @@ impl Catalog {
         let local = entry.item.name.clone();
         let indices = plugin.exports.prompts.clone()?;
         let result = plugin
-            .run(scope, move |store, instance| {
-                Box::pin(async move {
-                    indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await
-                })
-            })
+            .run(
+                scope,
+                |r: &Result<prompts::PromptResult, prompts::PromptError>| {
+                    r.as_ref().map_or(0, |p| p.messages.iter().map(|m| content_size(&m.content)).sum())
+                },
+                move |store, instance| {
+                    Box::pin(async move {
+                        indices.load(&mut *store, &instance)?.call_get_prompt(&mut *store, &local, &arguments).await
+                    })
+                },
+            )
             .await;
         let plugin_name = plugin.name.clone();
-        let result = result.and_then(|r| {
-            within_output_limit(&plugin.name, plugin.limits, r, |r| {
-                r.as_ref().map_or(0, |p| p.messages.iter().map(|m| content_size(&m.content)).sum())
-            })
-        });
         Some(result.and_then(|r| {
             r.map_err(|e| match e {
                 prompts::PromptError::UnknownPrompt(message) => {
@@ -466,11 +485,17 @@ impl Catalog {
             context_arguments: context,
         };
         let result = plugin
-            .run(scope, move |store, instance| {
-                Box::pin(
-                    async move { indices.load(&mut *store, &instance)?.call_complete(&mut *store, &request).await },
-                )
-            })
+            .run(
+                scope,
+                |r: &Result<completion::CompletionResult, String>| {
+                    r.as_ref().map_or(0, |c| c.values.iter().map(String::len).sum())
+                },
+                move |store, instance| {
+                    Box::pin(
+                        async move { indices.load(&mut *store, &instance)?.call_complete(&mut *store, &request).await },
+                    )
+                },
+            )
             .await;
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
@@ -496,20 +521,6 @@ fn select_tools(mut plugin: Plugin, setting: &PluginOverride) -> Result<Plugin> 
         setting.tools.as_ref().is_none_or(|keep| keep.contains(name)) && !setting.exclude_tools.contains(name)
     });
     Ok(plugin)
-}
-
-/// Checks what a call returned against the output limit.
-fn within_output_limit<T>(
-    plugin: &Arc<str>,
-    limits: Limits,
-    value: T,
-    size: impl Fn(&T) -> usize,
-) -> Result<T, CallError> {
-    let size = size(&value);
-    if size > limits.output_bytes {
-        return Err(CallError::OutputTooLarge { plugin: plugin.clone(), size, limit: limits.output_bytes });
-    }
-    Ok(value)
 }
 
 fn resource_size(contents: &types::ResourceContents) -> usize {
@@ -548,14 +559,34 @@ fn template_may_match(template: &str, uri: &str) -> bool {
     uri.starts_with(literal)
 }
 
-/// Loads one file for `mcpbox inspect`, with the given limits.
-pub async fn load_one(engine: &Engine, path: &Path, limits: Limits) -> Result<Plugin> {
-    let linker = plugin::make_linker(engine)?;
+/// Loads one file for `mcpbox inspect` under `policy`. Returns the plugin, loaded with stubs
+/// for what `policy` does not grant so that it can always be described, and why it would not
+/// load under `policy` itself, if it would not.
+pub async fn load_one(
+    engine: &Engine,
+    path: &Path,
+    limits: Limits,
+    policy: Policy,
+) -> Result<(Plugin, Option<String>)> {
+    let linkers = Linkers::new(engine)?;
     let engine = engine.clone();
     let owned = path.to_owned();
     let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &owned))
         .await
         .context("compiler task failed")??;
     let name = plugin::plugin_name(path);
-    plugin::load(&linker, component, path, name.clone().into(), format!("{name}."), limits).await
+    let problem = linkers
+        .for_plugin(&component, &name, &policy)
+        .and_then(|linker| {
+            linker.instantiate_pre(&component).map(drop).map_err(|e| {
+                anyhow!("{e:#}; `stub_ungranted = true` in [plugin.{name}] links imports mcpbox does not offer as stubs that trap")
+            })
+        })
+        .err()
+        .map(|e| format!("{e:#}"));
+    let described = Arc::new(Policy { stub_ungranted: true, ..policy.clone() });
+    let mut plugin =
+        plugin::load(&linkers, component, path, name.clone().into(), format!("{name}."), limits, described).await?;
+    plugin.policy = Arc::new(policy);
+    Ok((plugin, problem))
 }

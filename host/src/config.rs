@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
@@ -11,6 +12,7 @@ use serde::Deserialize;
 
 use crate::catalog::{PluginOverride, PluginOverrides};
 use crate::engine::{EngineOptions, default_cache_dir};
+use crate::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::roots::AllowedDir;
 use crate::sandbox::Limits;
 
@@ -143,6 +145,29 @@ struct FilePlugin {
     env: Option<std::collections::BTreeMap<String, String>>,
     /// Environment variables the plugin sees, with the values mcpbox itself was started with.
     env_from_host: Option<Vec<String>>,
+    /// Whether it sees the shared roots (`--root`, `[[roots]]`); default true.
+    roots: Option<bool>,
+    /// Directories of its own.
+    #[serde(default)]
+    dirs: Vec<FilePluginDir>,
+    /// Outgoing HTTP allow-list: `https://api.example.com`, `https://*.example.com:8443`.
+    network: Option<Vec<toml::Spanned<String>>>,
+    /// Let allowed hosts resolve to loopback, private and link-local addresses too.
+    allow_private_network: Option<bool>,
+    /// Link imports it was not granted as stubs that deny or trap, instead of refusing to load.
+    stub_ungranted: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePluginDir {
+    path: toml::Spanned<PathBuf>,
+    name: Option<String>,
+    #[serde(default)]
+    writable: bool,
+    /// Grant only the parts inside the client's roots, when the client has roots.
+    #[serde(default)]
+    within_client_roots: bool,
 }
 
 /// Everything `serve` needs, merged from the file and the command line.
@@ -161,9 +186,18 @@ pub struct Settings {
 
 impl Settings {
     pub fn from_args(args: &ServeArgs) -> Result<Settings> {
-        let (file, base) = match &args.config {
-            Some(path) => (read_config(path)?, path.parent().map(Path::to_owned).unwrap_or_default()),
-            None => (FileConfig::default(), PathBuf::new()),
+        let (file, text, base) = match &args.config {
+            Some(path) => {
+                let (file, text) = read_config(path)?;
+                (file, text, path.parent().map(Path::to_owned).unwrap_or_default())
+            }
+            None => (FileConfig::default(), String::new(), PathBuf::new()),
+        };
+        let config_path = args.config.as_deref().unwrap_or(Path::new("mcpbox.toml"));
+        // "file:line:col: " of a spanned value, for errors found after parsing.
+        let at = |span: std::ops::Range<usize>| {
+            let (line, column) = line_column(&text, span.start);
+            format!("{}:{line}:{column}", config_path.display())
         };
         let mut plugin_paths: Vec<PathBuf> = file.plugins.iter().map(|p| base.join(p)).collect();
         plugin_paths.extend(args.paths.iter().cloned());
@@ -224,8 +258,42 @@ impl Settings {
                 })?;
                 env.push((variable, value));
             }
+            let mut dirs = Vec::new();
+            for dir in p.dirs {
+                let path = base.join(dir.path.get_ref());
+                let allowed = AllowedDir::new(&path, dir.name, dir.writable)
+                    .with_context(|| format!("{}: in [[plugin.{name}.dirs]] path", at(dir.path.span())))?;
+                dirs.push(PluginDir { dir: allowed, within_client_roots: dir.within_client_roots });
+            }
+            let network = match p.network {
+                Some(entries) => {
+                    let mut allow = Vec::new();
+                    for entry in entries {
+                        let pattern: HostPattern = entry
+                            .get_ref()
+                            .parse()
+                            .with_context(|| format!("{}: in [plugin.{name}] network", at(entry.span())))?;
+                        allow.push(pattern);
+                    }
+                    Some(Arc::new(NetworkPolicy { allow, allow_private: p.allow_private_network.unwrap_or(false) }))
+                }
+                None if p.allow_private_network.is_some() => {
+                    return Err(anyhow!(
+                        "{}: [plugin.{name}] allow_private_network needs a `network` allow-list",
+                        config_path.display()
+                    ));
+                }
+                None => None,
+            };
+            let policy = Policy {
+                shared_roots: p.roots.unwrap_or(true),
+                dirs,
+                network,
+                env: env.into(),
+                stub_ungranted: p.stub_ungranted.unwrap_or(false),
+            };
             let setting = PluginOverride {
-                env,
+                policy,
                 prefix: p.prefix,
                 tools: p.tools,
                 exclude_tools: p.exclude_tools.unwrap_or_default(),
@@ -262,24 +330,24 @@ impl Settings {
     }
 }
 
-fn read_config(path: &Path) -> Result<FileConfig> {
+fn read_config(path: &Path) -> Result<(FileConfig, String)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-    parse_config(path, &text)
+    Ok((parse_config(path, &text)?, text))
 }
 
 fn parse_config(path: &Path, text: &str) -> Result<FileConfig> {
     toml::from_str(text).map_err(|e| {
-        let (line, column) = e
-            .span()
-            .map(|span| {
-                let before = &text[..span.start.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                (line, column)
-            })
-            .unwrap_or((1, 1));
+        let (line, column) = e.span().map(|span| line_column(text, span.start)).unwrap_or((1, 1));
         anyhow!("{}:{line}:{column}: {}", path.display(), e.message().trim_end())
     })
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub mod engine;
 pub mod guest_io;
 pub mod inspect;
 pub mod mcp;
+pub mod network;
 pub mod plugin;
+pub mod policy;
 pub mod roots;
 pub mod sandbox;

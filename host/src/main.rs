@@ -33,6 +33,9 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Show what this config grants the plugin beside what it requests.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
 }
 
@@ -58,7 +61,7 @@ fn main() -> ExitCode {
         match cli.command {
             Some(Command::Serve(args)) => serve(*args).await,
             None => serve(cli.serve).await,
-            Some(Command::Inspect { file, json }) => inspect(file, json).await,
+            Some(Command::Inspect { file, json, config }) => inspect(file, json, config).await,
             Some(Command::Check(args)) => check(*args).await,
         }
     });
@@ -161,10 +164,18 @@ async fn check(args: ServeArgs) -> Result<()> {
     }
 }
 
-async fn inspect(file: PathBuf, json: bool) -> Result<()> {
+async fn inspect(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<()> {
     let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
     let engine = build_engine(&EngineOptions { cache_dir, pooling: false })?;
-    let description = mcpbox::inspect::describe(&engine, &file, Limits::default()).await?;
+    let (limits, setting) = match config {
+        Some(config) => {
+            let settings = Settings::from_args(&ServeArgs { config: Some(config), ..Default::default() })?;
+            let name = mcpbox::plugin::plugin_name(&file);
+            (settings.limits, settings.plugins.get(&name).cloned())
+        }
+        None => (Limits::default(), None),
+    };
+    let description = mcpbox::inspect::describe(&engine, &file, limits, setting).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&description)?);
     } else {

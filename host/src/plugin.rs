@@ -11,6 +11,8 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, InstancePre, Linker, types::ComponentItem};
 
 use crate::bindings::{self, completion, export_names, prompts, resources, tools};
+use crate::policy::{Policy, RequestedPolicy};
+use crate::roots;
 use crate::sandbox::{CallError, CallFuture, CallScope, HostState, Limits, run_call};
 
 /// Longest name of a tool, prompt or template, prefix included.
@@ -33,15 +35,20 @@ pub struct Plugin {
     /// At most this many calls of the plugin run at once; the others wait (within their
     /// time limit) for a slot.
     pub slots: Option<Arc<tokio::sync::Semaphore>>,
-    /// The environment its guest sees (none unless the operator configured some).
-    pub env: Arc<[(String, String)]>,
+    /// What the operator grants it (directories, network, environment).
+    pub policy: Arc<Policy>,
+    /// What it asks for in its own metadata, if anything (never granted by itself).
+    pub requested: Option<RequestedPolicy>,
 }
 
 impl Plugin {
-    /// Runs `work` in a fresh instance of this plugin under its limits, once a slot is free.
+    /// Runs `work` in a fresh instance of this plugin under its limits and policy, once a slot
+    /// is free. `size` measures the result for the output limit, which it shares with the
+    /// call's log and progress messages.
     pub async fn run<R: Send>(
         &self,
-        scope: CallScope,
+        mut scope: CallScope,
+        size: impl FnOnce(&R) -> usize,
         work: impl for<'a> FnOnce(&'a mut wasmtime::Store<HostState>, wasmtime::component::Instance) -> CallFuture<'a, R>
         + Send,
     ) -> Result<R, CallError> {
@@ -58,7 +65,29 @@ impl Plugin {
             }
             None => None,
         };
-        run_call(&self.name, &self.pre, self.limits, &self.env, scope, work).await
+        scope.grants = self.grants(&scope);
+        let (value, event_bytes) = run_call(&self.name, &self.pre, self.limits, &self.policy, scope, work).await?;
+        let total = size(&value).saturating_add(event_bytes);
+        if total > self.limits.output_bytes {
+            return Err(CallError::OutputTooLarge {
+                plugin: self.name.clone(),
+                size: total,
+                limit: self.limits.output_bytes,
+            });
+        }
+        Ok(value)
+    }
+
+    /// The directories this plugin's call sees: the shared roots the session grants (if the
+    /// operator lets this plugin see them), then its own directories, narrowed to the client's
+    /// roots where the operator said so.
+    fn grants(&self, scope: &CallScope) -> Arc<[roots::Grant]> {
+        let policy = &self.policy;
+        if policy.dirs.is_empty() {
+            return if policy.shared_roots { scope.grants.clone() } else { Arc::from([]) };
+        }
+        let shared: &[roots::Grant] = if policy.shared_roots { &scope.grants } else { &[] };
+        roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref()).into()
     }
 }
 
@@ -79,15 +108,90 @@ pub struct ToolInfo {
     pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// The linker every plugin is linked with: WASI 0.2 (denied by default per call) and the
-/// `mcpbox:plugin/host` imports.
-pub fn make_linker(engine: &Engine) -> Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(anyhow::Error::from).context("cannot link WASI")?;
-    bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
-        .map_err(anyhow::Error::from)
-        .context("cannot link the mcpbox host interface")?;
-    Ok(linker)
+/// The linkers plugins are linked with: WASI 0.2 (its sockets denied per call) and the
+/// `mcpbox:plugin/host` imports; plus `wasi:http` for plugins with a network grant or the
+/// denying stub.
+#[derive(Clone)]
+pub struct Linkers {
+    pub base: Arc<Linker<HostState>>,
+    pub with_http: Arc<Linker<HostState>>,
+}
+
+impl Linkers {
+    pub fn new(engine: &Engine) -> Result<Linkers> {
+        let mut base = Linker::new(engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut base).map_err(anyhow::Error::from).context("cannot link WASI")?;
+        bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut base, |state| state)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the mcpbox host interface")?;
+        let mut with_http = base.clone();
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut with_http)
+            .map_err(anyhow::Error::from)
+            .context("cannot link wasi:http")?;
+        Ok(Linkers { base: Arc::new(base), with_http: Arc::new(with_http) })
+    }
+
+    /// The linker for `component` under `policy`, or why it may not load: it imports
+    /// `wasi:http` without a network grant, or an interface mcpbox does not offer (unless the
+    /// operator chose stubs for what it was not granted).
+    pub fn for_plugin(&self, component: &Component, name: &str, policy: &Policy) -> Result<Arc<Linker<HostState>>> {
+        let engine = component.engine();
+        let imports: Vec<String> =
+            component.component_type().imports(engine).map(|(import, _)| import.to_owned()).collect();
+        let http_import = imports.iter().find(|i| i.starts_with("wasi:http/"));
+        if let Some(import) = http_import
+            && policy.network.is_none()
+            && !policy.stub_ungranted
+        {
+            bail!(
+                "plugin `{name}` imports `{import}` but has no network grant: allow the hosts it may reach with \
+                 `[plugin.{name}] network = [\"https://api.example.com\"]` in the config, or set \
+                 `stub_ungranted = true` there to link a stub that refuses every request"
+            );
+        }
+        let linker = if http_import.is_some() { &self.with_http } else { &self.base };
+        if !policy.stub_ungranted {
+            return Ok(linker.clone());
+        }
+        let mut stubbed = Linker::clone(linker);
+        define_trapping_stubs(&mut stubbed, component, name)?;
+        Ok(Arc::new(stubbed))
+    }
+}
+
+/// Links every imported interface mcpbox does not offer (anything but `wasi:*` and
+/// `mcpbox:plugin/*`, which the linker already has in some compatible version) as functions
+/// that trap with a message naming the import. (wasmtime's `define_unknown_imports_as_traps`
+/// would also stub WASI interfaces of a newer minor version than ours, which the linker
+/// satisfies by semver, and break their resource types.)
+fn define_trapping_stubs(linker: &mut Linker<HostState>, component: &Component, plugin: &str) -> Result<()> {
+    struct Stubbed;
+    let engine = component.engine();
+    for (import, item) in component.component_type().imports(engine) {
+        if import.starts_with("wasi:") || import.starts_with("mcpbox:plugin/") {
+            continue;
+        }
+        let ComponentItem::ComponentInstance(instance) = item.ty else { continue };
+        let mut stubs = linker.instance(import).map_err(anyhow::Error::from)?;
+        for (export, item) in instance.exports(engine) {
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => {
+                    let message =
+                        format!("plugin `{plugin}` called `{import}#{export}`, which mcpbox does not offer (a stub)");
+                    stubs
+                        .func_new(export, move |_, _, _, _| Err(wasmtime::Error::msg(message.clone())))
+                        .map_err(anyhow::Error::from)?;
+                }
+                ComponentItem::Resource(_) => {
+                    stubs
+                        .resource(export, wasmtime::component::ResourceType::host::<Stubbed>(), |_, _| Ok(()))
+                        .map_err(anyhow::Error::from)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The plugin name a file gets: its stem, with characters outside `[A-Za-z0-9_-]` replaced.
@@ -118,21 +222,29 @@ pub fn compile(engine: &Engine, path: &Path) -> Result<Component> {
         .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
 }
 
-/// Links, inspects and describes a compiled plugin.
+/// Links, inspects and describes a compiled plugin under `policy`.
 pub async fn load(
-    linker: &Linker<HostState>,
+    linkers: &Linkers,
     component: Component,
     path: &Path,
     name: Arc<str>,
     prefix: String,
     limits: Limits,
+    policy: Arc<Policy>,
 ) -> Result<Plugin> {
+    let linker = linkers.for_plugin(&component, &name, &policy).with_context(|| format!("{}", path.display()))?;
     let pre = linker.instantiate_pre(&component).map_err(|e| {
         anyhow!(
-            "plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2) and mcpbox:plugin/host@0.1.0",
+            "plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2), wasi:http (with a network \
+             grant) and mcpbox:plugin/host@0.1.0; `stub_ungranted = true` in [plugin.{name}] links other imports as \
+             stubs that trap when called",
             path.display()
         )
     })?;
+    let requested = std::fs::read(path)
+        .map_err(anyhow::Error::from)
+        .and_then(|bytes| crate::policy::read_requested(path, &bytes))
+        .with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
         bail!(
@@ -147,7 +259,7 @@ pub async fn load(
     let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
     let described = exports.clone();
     let (tools, templates, prompts) =
-        run_call(&name, &pre, describe_limits, &[], CallScope::default(), move |store, instance| {
+        run_call(&name, &pre, describe_limits, &Policy::default(), CallScope::default(), move |store, instance| {
             Box::pin(async move {
                 let tools = match &described.tools {
                     Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
@@ -167,6 +279,7 @@ pub async fn load(
             })
         })
         .await
+        .map(|(described, _)| described)
         .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
 
     let tools = tools
@@ -192,7 +305,8 @@ pub async fn load(
         prompts,
         limits,
         slots: None,
-        env: Arc::from([]),
+        policy,
+        requested,
     })
 }
 

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+pub use crate::policy::PluginDir;
+
 /// Where granted directories appear inside the guest.
 pub const GUEST_ROOTS: &str = "/roots";
 
@@ -54,8 +56,61 @@ pub fn operator_grants(allowed: &[AllowedDir]) -> Vec<Grant> {
     allowed.iter().map(|dir| make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)).collect()
 }
 
-/// Grants for the client's roots that lie inside an allowed directory. Returns the grants and,
-/// for each refused root, why.
+/// A plugin's directories added to the shared grants: each one as is, or, where the operator
+/// asked for it and the client has told its roots, only the parts of it inside those roots.
+pub fn plugin_grants(shared: &[Grant], dirs: &[PluginDir], client_roots: Option<&[PathBuf]>) -> Vec<Grant> {
+    let mut names = UniqueNames::default();
+    for grant in shared {
+        names.0.insert(grant.name.clone());
+    }
+    let mut grants = shared.to_vec();
+    for PluginDir { dir, within_client_roots } in dirs {
+        match client_roots {
+            Some(roots) if *within_client_roots => {
+                for root in roots {
+                    if let Some(path) = intersection(&dir.path, root)
+                        && !grants.iter().any(|g| g.host_path == path)
+                    {
+                        let name = if path == dir.path { dir.name.as_deref() } else { None };
+                        grants.push(make_grant(&mut names, name, path, dir.writable));
+                    }
+                }
+            }
+            _ => grants.push(make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)),
+        }
+    }
+    grants
+}
+
+/// The common part of two canonical directories: the inner one if one contains the other.
+fn intersection<'a>(a: &'a Path, b: &'a Path) -> Option<&'a Path> {
+    if a.starts_with(b) {
+        Some(a)
+    } else if b.starts_with(a) {
+        Some(b)
+    } else {
+        None
+    }
+}
+
+/// The canonical directories of the client's roots; those that are not local directories are
+/// left out with the reason.
+pub fn canonical_client_roots(roots: &[ClientRoot]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut refused = Vec::new();
+    for root in roots {
+        match file_uri_to_path(&root.uri).and_then(|p| p.canonicalize().map_err(anyhow::Error::from)) {
+            Ok(path) if path.is_dir() => paths.push(path),
+            Ok(_) => refused.push(format!("client root {} is not a directory", root.uri)),
+            Err(e) => refused.push(format!("client root {}: {e}", root.uri)),
+        }
+    }
+    (paths, refused)
+}
+
+/// Grants for the client's roots intersected with the allowed directories: a root inside an
+/// allowed directory is granted as itself, an allowed directory inside a root as itself.
+/// Returns the grants and, for each refused root, why.
 pub fn client_grants(allowed: &[AllowedDir], roots: &[ClientRoot]) -> (Vec<Grant>, Vec<String>) {
     let mut names = UniqueNames::default();
     let mut grants: Vec<Grant> = Vec::new();
@@ -85,7 +140,16 @@ pub fn client_grants(allowed: &[AllowedDir], roots: &[ClientRoot]) -> (Vec<Grant
             .filter(|dir| canonical.starts_with(&dir.path))
             .max_by_key(|dir| dir.path.components().count());
         let Some(container) = container else {
-            refused.push(format!("client root {} is outside every directory the operator allowed", root.uri));
+            // A root that contains allowed directories selects all of them.
+            let inside: Vec<&AllowedDir> = allowed.iter().filter(|dir| dir.path.starts_with(&canonical)).collect();
+            if inside.is_empty() {
+                refused.push(format!("client root {} is outside every directory the operator allowed", root.uri));
+            }
+            for dir in inside {
+                if !grants.iter().any(|g| g.host_path == dir.path) {
+                    grants.push(make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable));
+                }
+            }
             continue;
         };
         if grants.iter().any(|g| g.host_path == canonical) {
@@ -188,6 +252,34 @@ mod tests {
         assert_eq!(grants[0].name, "inner_dir");
         assert_eq!(grants[0].guest_path, "/roots/inner_dir");
         assert_eq!(refused.len(), 3, "{refused:?}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn plugin_dirs_are_narrowed_to_client_roots_when_asked() {
+        let base = std::env::temp_dir().join(format!("mcpbox-plugin-dirs-{}", std::process::id()));
+        std::fs::create_dir_all(base.join("data/inner")).unwrap();
+        std::fs::create_dir_all(base.join("other")).unwrap();
+        let dir = |within| PluginDir {
+            dir: AllowedDir::new(&base.join("data"), Some("data".into()), true).unwrap(),
+            within_client_roots: within,
+        };
+        let inner = base.join("data/inner").canonicalize().unwrap();
+        let other = base.join("other").canonicalize().unwrap();
+        let parent = base.canonicalize().unwrap();
+        // Not narrowed: the directory as configured, whatever the client says.
+        let fixed = plugin_grants(&[], &[dir(false)], Some(&[other.clone()]));
+        assert_eq!(fixed.len(), 1);
+        assert_eq!(fixed[0].guest_path, "/roots/data");
+        // Narrowed: a root inside it is granted as itself, a root around it grants it, a root
+        // elsewhere grants nothing.
+        let narrowed = plugin_grants(&[], &[dir(true)], Some(&[inner.clone(), other.clone(), parent]));
+        let paths: Vec<_> = narrowed.iter().map(|g| g.host_path.clone()).collect();
+        assert_eq!(paths, vec![inner, base.join("data").canonicalize().unwrap()]);
+        assert!(narrowed.iter().all(|g| g.writable));
+        assert!(plugin_grants(&[], &[dir(true)], Some(&[other])).is_empty());
+        // A client without roots: the directory as configured.
+        assert_eq!(plugin_grants(&[], &[dir(true)], None).len(), 1);
         std::fs::remove_dir_all(&base).unwrap();
     }
 

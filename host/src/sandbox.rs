@@ -13,9 +13,12 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::component::{Instance, InstancePre, ResourceTable};
 use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::{host, types};
 use crate::guest_io::{GuestOutput, StreamKind};
+use crate::network::NetworkAccess;
+use crate::policy::Policy;
 use crate::roots::Grant;
 
 /// Limits every call runs under.
@@ -25,8 +28,9 @@ pub struct Limits {
     pub timeout: Duration,
     /// Linear memory per instance, in bytes.
     pub memory_bytes: usize,
-    /// What one call may return (text, binary data, structured content), in bytes. Bounds
-    /// what reaches the protocol stream and the client, whatever the guest's memory allows.
+    /// What one call may send: its result (text, binary data, structured content) and its
+    /// log and progress messages, in bytes. Bounds what reaches the protocol stream and the
+    /// client, whatever the guest's memory allows.
     pub output_bytes: usize,
 }
 
@@ -85,7 +89,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Per-call context from the protocol layer.
 #[derive(Clone, Default)]
 pub struct CallScope {
+    /// The shared roots this session grants (the operator's, narrowed by the client's roots).
     pub grants: Arc<[Grant]>,
+    /// The client's roots (canonical paths) when it has told them; plugin directories the
+    /// operator wants narrowed are intersected with these.
+    pub client_roots: Option<Arc<[std::path::PathBuf]>>,
     pub cancel: CancellationToken,
     pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
     /// Where `sample` and `elicit` go; `None` refuses them.
@@ -108,7 +116,7 @@ pub enum CallError {
     Timeout { plugin: Arc<str>, limit: Duration },
     #[error("plugin `{plugin}` exceeded its memory limit of {} MiB", limit >> 20)]
     OutOfMemory { plugin: Arc<str>, limit: usize },
-    #[error("plugin `{plugin}` returned {size} bytes, over its output limit of {} MiB", limit >> 20)]
+    #[error("plugin `{plugin}` sent {size} bytes (result, logs and progress), over its output limit of {}", mib(*limit))]
     OutputTooLarge { plugin: Arc<str>, size: usize, limit: usize },
     #[error("plugin `{plugin}` is at its limit of concurrent calls; no slot freed within {}", humanize(*waited))]
     Busy { plugin: Arc<str>, waited: Duration },
@@ -122,6 +130,10 @@ pub enum CallError {
     MissingCapability { plugin: Arc<str>, capability: &'static str },
     #[error("plugin `{plugin}` returned invalid {what}: {message}")]
     BadOutput { plugin: Arc<str>, what: &'static str, message: String },
+}
+
+fn mib(bytes: usize) -> String {
+    if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
 }
 
 fn humanize(d: Duration) -> String {
@@ -139,6 +151,8 @@ enum Interrupt {
     InputRequired,
     #[error("the client lacks the capability `{0}`")]
     MissingCapability(&'static str),
+    #[error("output limit reached")]
+    OutputLimit,
 }
 
 struct MemoryLimiter {
@@ -166,11 +180,16 @@ impl ResourceLimiter for MemoryLimiter {
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: WasiHttpCtx,
+    network: NetworkAccess,
     limiter: MemoryLimiter,
     plugin: Arc<str>,
     scope: CallScope,
     deadline: Instant,
     events_sent: usize,
+    /// Bytes of log and progress messages so far, counted against the output limit.
+    event_bytes: usize,
+    output_limit: usize,
 }
 
 impl WasiView for HostState {
@@ -179,8 +198,19 @@ impl WasiView for HostState {
     }
 }
 
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.network }
+    }
+}
+
 impl HostState {
-    fn send(&mut self, event: GuestEvent) {
+    fn send(&mut self, event: GuestEvent, bytes: usize) {
+        self.event_bytes = self.event_bytes.saturating_add(bytes);
+        if self.event_bytes > self.output_limit {
+            // Dropped here; the next epoch check ends the call with the output-limit error.
+            return;
+        }
         let Some(events) = &self.scope.events else { return };
         self.events_sent += 1;
         if self.events_sent <= MAX_EVENTS_PER_CALL {
@@ -223,11 +253,13 @@ impl host::Host for HostState {
             L::Warning => tracing::warn!(target: "mcpbox::guest", %plugin, logger, %data),
             _ => tracing::error!(target: "mcpbox::guest", %plugin, logger, %data),
         }
-        self.send(GuestEvent::Log { level, logger, data });
+        let bytes = EVENT_OVERHEAD + logger.as_ref().map_or(0, String::len) + data.to_string().len();
+        self.send(GuestEvent::Log { level, logger, data }, bytes);
     }
 
     fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.send(GuestEvent::Progress { progress, total, message });
+        let bytes = EVENT_OVERHEAD + message.as_ref().map_or(0, String::len);
+        self.send(GuestEvent::Progress { progress, total, message }, bytes);
     }
 
     fn cancelled(&mut self) -> bool {
@@ -251,24 +283,29 @@ impl host::Host for HostState {
     }
 }
 
+/// What an event costs beyond its text on the wire (the notification's JSON-RPC envelope), so
+/// that a flood of empty events counts against the output limit too.
+const EVENT_OVERHEAD: usize = 64;
+
 /// The work of one call, given the fresh store and instance.
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
-/// Runs `work` in a fresh instance of `pre` under `limits`, and turns every way it can fail
-/// into a [`CallError`] that names `plugin`.
+/// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
+/// it can fail into a [`CallError`] that names `plugin`. Returns the result and the bytes of
+/// log and progress messages the guest sent, which count against the output limit.
 pub async fn run_call<R: Send>(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
     limits: Limits,
-    env: &[(String, String)],
+    policy: &Policy,
     scope: CallScope,
     work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
-) -> Result<R, CallError> {
+) -> Result<(R, usize), CallError> {
     let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
     let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
     let deadline = Instant::now() + limits.timeout;
     let cancel = scope.cancel.clone();
-    let mut store = new_store(plugin, pre, limits, env, scope, deadline, &stdout, &stderr)?;
+    let mut store = new_store(plugin, pre, limits, policy, scope, deadline, &stdout, &stderr)?;
 
     let outcome = {
         let run = async {
@@ -285,7 +322,14 @@ pub async fn run_call<R: Send>(
     };
     stdout.finish();
     stderr.finish();
-    outcome.map_err(|error| classify(plugin, limits, &store, error, &stderr))
+    let event_bytes = store.data().event_bytes;
+    match outcome {
+        _ if event_bytes > limits.output_bytes => {
+            Err(CallError::OutputTooLarge { plugin: plugin.clone(), size: event_bytes, limit: limits.output_bytes })
+        }
+        Ok(value) => Ok((value, event_bytes)),
+        Err(error) => Err(classify(plugin, limits, &store, error, &stderr)),
+    }
 }
 
 #[allow(clippy::too_many_arguments, reason = "one call's whole set-up, each piece distinct")]
@@ -293,17 +337,18 @@ fn new_store(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
     limits: Limits,
-    env: &[(String, String)],
+    policy: &Policy,
     scope: CallScope,
     deadline: Instant,
     stdout: &GuestOutput,
     stderr: &GuestOutput,
 ) -> Result<Store<HostState>, CallError> {
     let mut wasi = WasiCtxBuilder::new();
-    // Deny by default: no arguments, no stdin, no network; only the grants, and only the
-    // environment variables the operator configured for this plugin.
+    // Deny by default: no arguments, no stdin, no sockets, no DNS; only the grants, and only
+    // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
+    // granted, goes through `NetworkAccess`, not through sockets.)
     wasi.stdout(stdout.clone()).stderr(stderr.clone());
-    wasi.envs(env);
+    wasi.envs(&policy.env);
     wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
     for grant in scope.grants.iter() {
         let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
@@ -315,11 +360,20 @@ fn new_store(
     let state = HostState {
         wasi: wasi.build(),
         table: ResourceTable::new(),
+        http: WasiHttpCtx::new(),
+        network: NetworkAccess {
+            plugin: plugin.clone(),
+            policy: policy.network.clone(),
+            events: scope.events.clone(),
+            denials: Arc::default(),
+        },
         limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
         plugin: plugin.clone(),
         scope,
         deadline,
         events_sent: 0,
+        event_bytes: 0,
+        output_limit: limits.output_bytes,
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
@@ -331,6 +385,9 @@ fn new_store(
         }
         if Instant::now() >= state.deadline {
             return Err(Interrupt::Deadline.into());
+        }
+        if state.event_bytes > state.output_limit {
+            return Err(Interrupt::OutputLimit.into());
         }
         // Yield so that a guest that computes for long shares its tokio thread fairly.
         Ok(UpdateDeadline::Yield(1))
@@ -356,6 +413,10 @@ fn classify(
         Some(Interrupt::InputRequired) => return CallError::InputRequired { plugin },
         Some(Interrupt::MissingCapability(capability)) => {
             return CallError::MissingCapability { plugin, capability };
+        }
+        Some(Interrupt::OutputLimit) => {
+            let size = store.data().event_bytes;
+            return CallError::OutputTooLarge { plugin, size, limit: limits.output_bytes };
         }
         None => {}
     }

@@ -585,3 +585,39 @@ macro_rules! export_plugin {
         $crate::bindings::__export_plugin_world!(__McpboxPlugin with_types_in $crate::bindings);
     };
 }
+
+/// Declares the grants the plugin asks the operator for, as TOML, in the component's
+/// `mcpbox-policy` custom section. `mcpbox inspect` shows the request beside what the
+/// operator's config grants; nothing is granted because a plugin asks.
+///
+/// ```
+/// mcpbox_sdk::requested_policy!(r#"
+/// reason = "looks up the weather"
+/// network = ["https://api.weather.gov"]
+/// env = ["WEATHER_API_KEY"]
+/// "#);
+/// ```
+///
+/// Keys: `reason`, `network` (allow-list entries), `env` (variable names), `filesystem`
+/// (`"none"`, `"read-only"`, `"read-write"`), `timeout_ms`, `memory_mib`.
+#[macro_export]
+macro_rules! requested_policy {
+    ($toml:literal) => {
+        #[unsafe(link_section = "mcpbox-policy")]
+        #[used]
+        static __MCPBOX_REQUESTED_POLICY: [u8; $toml.len()] = $crate::__policy_bytes::<{ $toml.len() }>($toml);
+    };
+}
+
+/// The bytes of `text` as an array, for [`requested_policy!`].
+#[doc(hidden)]
+pub const fn __policy_bytes<const N: usize>(text: &str) -> [u8; N] {
+    let bytes = text.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = bytes[i];
+        i += 1;
+    }
+    out
+}

@@ -3,8 +3,10 @@
 
 mod common;
 mod framing;
+mod hostile;
 mod http;
 mod loading;
+mod network;
 mod protocol;
 mod real_client;
 mod roots;

@@ -49,7 +49,16 @@ fn client_roots_select_inside_the_allowed_directories_and_follow_changes() {
             { "uri": format!("file://{}/../..", first.display()), "name": "sneaky" },
         ]),
     );
-    assert_eq!(granted(&mut server), json!([{ "name": "first", "guest_path": "/roots/first", "writable": true }]));
+    // A root that contains the allowed directory (`first/../..`) selects the allowed directory
+    // itself: the intersection, never the wider root.
+    let name = allowed.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(
+        granted(&mut server),
+        json!([
+            { "name": "first", "guest_path": "/roots/first", "writable": true },
+            { "name": name, "guest_path": format!("/roots/{name}"), "writable": true },
+        ])
+    );
     assert!(server.wait_for_log("outside every directory the operator allowed", WAIT), "{}", server.stderr());
 
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }));

@@ -92,7 +92,8 @@ fn a_huge_result_hits_the_output_limit() {
     let result = call_tool(&mut server, "chaos.big_output", json!({ "bytes": 3_000_000 }));
     assert_eq!(result["isError"], true);
     assert!(
-        text(&result).contains("plugin `chaos` returned 3000064 bytes, over its output limit of 1 MiB"),
+        text(&result)
+            .contains("plugin `chaos` sent 3000064 bytes (result, logs and progress), over its output limit of 1 MiB"),
         "{result}"
     );
     // Empty blocks are not free: a hundred thousand of them are over the limit too. (Far more

@@ -14,6 +14,7 @@ pub mod http;
 pub mod stdio;
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -53,6 +54,9 @@ pub struct Shared {
     pub catalog: Catalog,
     pub allowed: Vec<AllowedDir>,
     pub operator_grants: Arc<[Grant]>,
+    /// Whether the client's roots can narrow anything (shared roots, or plugin directories
+    /// the operator wants within them); if not, 2026-07-28 requests don't ask for them.
+    narrowable: bool,
     pub page_size: usize,
     tools: Vec<rmcp::model::Tool>,
     prompts: Vec<rmcp::model::Prompt>,
@@ -70,10 +74,12 @@ impl Shared {
             .map(|e| convert::resource_template(&e.name, &e.item))
             .collect::<Result<_, _>>()?;
         let operator_grants = roots::operator_grants(&allowed).into();
+        let narrowable = !allowed.is_empty() || catalog.narrows_to_client_roots();
         Ok(Arc::new(Shared {
             catalog,
             allowed,
             operator_grants,
+            narrowable,
             page_size: page_size.max(1),
             tools,
             prompts,
@@ -89,8 +95,12 @@ enum RootsState {
     NotDeclared,
     /// Asked, no answer yet.
     Pending,
-    Known(Arc<[Grant]>),
+    /// The shared grants from the client's roots, and the roots themselves (canonical).
+    Known(Arc<[Grant]>, Arc<[PathBuf]>),
 }
+
+/// The directories of one request: the shared grants and the client's roots if it told them.
+type FsView = (Arc<[Grant]>, Option<Arc<[PathBuf]>>);
 
 /// One connection (for stdio: the process).
 #[derive(Clone)]
@@ -122,23 +132,19 @@ impl McpServer {
 
     /// The directories a request may use: the client's roots (inside the operator's
     /// allowance) when it declared roots, otherwise the operator's grants.
-    async fn grants(&self, context: &RequestContext<RoleServer>) -> Arc<[Grant]> {
-        // MCP 2026-07-28 deprecates roots; modern requests get the operator's grants.
-        if Self::is_modern(context) {
-            return self.shared.operator_grants.clone();
-        }
+    async fn grants(&self) -> FsView {
         let mut watcher = self.roots.subscribe();
         let wait = watcher.wait_for(|state| !matches!(state, RootsState::Pending));
         match tokio::time::timeout(ROOTS_WAIT, wait).await {
             Ok(Ok(state)) => match &*state {
-                RootsState::Known(grants) => grants.clone(),
-                _ => self.shared.operator_grants.clone(),
+                RootsState::Known(grants, roots) => (grants.clone(), Some(roots.clone())),
+                _ => (self.shared.operator_grants.clone(), None),
             },
             _ => {
                 tracing::warn!(
                     "the client declared roots but has not answered roots/list; running with no directories"
                 );
-                Arc::from([])
+                (Arc::from([]), Some(Arc::from([])))
             }
         }
     }
@@ -169,14 +175,13 @@ impl McpServer {
         call: impl FnOnce(CallScope) -> F,
     ) -> Result<T, InputRequiredResult> {
         let mut replay = None;
-        let (grants, client): (Arc<[Grant]>, Arc<dyn ClientRequests>) = if Self::is_modern(context) {
+        let ((grants, client_roots), client): (FsView, Arc<dyn ClientRequests>) = if Self::is_modern(context) {
             let capabilities = context.meta.client_capabilities();
             // Roots can only narrow the operator's directories: with none, there is nothing to ask.
-            let asks_roots =
-                !self.shared.allowed.is_empty() && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
+            let asks_roots = self.shared.narrowable && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
             let grants = match answers {
                 Some(answers) if asks_roots => self.modern_roots(answers)?,
-                _ => self.shared.operator_grants.clone(),
+                _ => (self.shared.operator_grants.clone(), None),
             };
             let client = Arc::new(ReplayClient {
                 answers: answers.cloned(),
@@ -187,18 +192,18 @@ impl McpServer {
             replay = Some(client.clone());
             (grants, client)
         } else {
-            (self.grants(context).await, Arc::new(PeerClient { peer: context.peer.clone() }))
+            (self.grants().await, Arc::new(PeerClient { peer: context.peer.clone() }))
         };
         let cancel: CancellationToken = context.ct.clone();
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
         let output = if progress_token.is_none() && log_level.is_none() {
-            call(CallScope { grants, cancel, events: None, client: Some(client) }).await
+            call(CallScope { grants, client_roots, cancel, events: None, client: Some(client) }).await
         } else {
             let (sender, receiver) = mpsc::unbounded_channel();
             let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
             // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
-            let scope = CallScope { grants, cancel, events: Some(sender), client: Some(client) };
+            let scope = CallScope { grants, client_roots, cancel, events: Some(sender), client: Some(client) };
             tokio::join!(call(scope), forward).0
         };
         if let Some(replay) = replay {
@@ -212,7 +217,7 @@ impl McpServer {
 
     /// The grants of a 2026-07-28 request whose client declares roots: from its answer to
     /// `roots/list`, or the question if it has not answered yet.
-    fn modern_roots(&self, answers: &InputResponses) -> Result<Arc<[Grant]>, InputRequiredResult> {
+    fn modern_roots(&self, answers: &InputResponses) -> Result<FsView, InputRequiredResult> {
         let Some(answer) = answers.get(ROOTS_QUESTION) else {
             let question = serde_json::from_value(json!({ "method": "roots/list" })).map(InputRequest::ListRoots);
             let question = question.expect("roots/list is a valid request");
@@ -239,12 +244,12 @@ impl McpServer {
         for reason in refused {
             tracing::warn!("refused {reason}");
         }
-        Ok(grants.into())
+        Ok((grants.into(), Some(roots::canonical_client_roots(&roots).0.into())))
     }
 
     async fn refresh_roots(&self, peer: Peer<RoleServer>) {
         self.roots.send_replace(RootsState::Pending);
-        let grants: Arc<[Grant]> = match peer.list_roots().await {
+        let (grants, paths): (Arc<[Grant]>, Arc<[PathBuf]>) = match peer.list_roots().await {
             Ok(result) => {
                 let client_roots: Vec<ClientRoot> =
                     result.roots.into_iter().map(|r| ClientRoot { uri: r.uri, name: r.name }).collect();
@@ -253,14 +258,14 @@ impl McpServer {
                     tracing::warn!("refused {reason}");
                 }
                 tracing::info!(granted = ?grants.iter().map(|g| &g.guest_path).collect::<Vec<_>>(), "client roots");
-                grants.into()
+                (grants.into(), roots::canonical_client_roots(&client_roots).0.into())
             }
             Err(e) => {
                 tracing::warn!("roots/list failed: {e}; running with no directories");
-                Arc::from([])
+                (Arc::from([]), Arc::from([]))
             }
         };
-        self.roots.send_replace(RootsState::Known(grants));
+        self.roots.send_replace(RootsState::Known(grants, paths));
     }
 }
 

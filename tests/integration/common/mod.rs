@@ -67,10 +67,20 @@ impl Server {
     }
 
     pub fn start_command<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S]) -> Server {
+        Server::spawn(command, args, &[])
+    }
+
+    /// `mcpbox serve ARGS` with extra environment variables for mcpbox itself.
+    pub fn start_with_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Server {
+        Server::spawn("serve", args, env)
+    }
+
+    fn spawn<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S], env: &[(&str, &str)]) -> Server {
         guests();
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
             .arg(command)
             .args(args)
+            .envs(env.iter().copied())
             .env("MCPBOX_CACHE_DIR", cache_dir())
             .env("MCPBOX_LOG", "info")
             .stdin(Stdio::piped())

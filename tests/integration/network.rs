@@ -1,0 +1,216 @@
+//! Network policy: `wasi:http` only with a grant, only to allow-listed hosts, only to public
+//! addresses (after DNS) unless the operator allows private ones, every redirect hop checked
+//! again; raw sockets and DNS never. A local HTTP server records every request that reaches it,
+//! so "refused" means the request never left the host.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// An HTTP server on 127.0.0.1 that logs request lines: `/hello` answers, `/redirect?to=URL`
+/// redirects.
+struct TestServer {
+    port: u16,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestServer {
+    fn start() -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let line = head.lines().next().unwrap_or_default().to_owned();
+                log.lock().unwrap().push(line.clone());
+                let path = line.split(' ').nth(1).unwrap_or("/");
+                let response = match path.strip_prefix("/redirect?to=") {
+                    Some(to) => format!(
+                        "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    ),
+                    None => "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello".to_owned(),
+                };
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        TestServer { port, requests }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// Serves net (under `policy`) and the conformance plugin; keep the config alive with the server.
+fn serve(policy: &str) -> (Server, ConfigFile) {
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n[plugin.net]\n{policy}\n",
+        fixture("net"),
+        plugin("conformance")
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
+    (server, config)
+}
+
+fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
+}
+
+fn fetch(server: &mut Server, url: &str, redirects: u32) -> Value {
+    call_tool(server, "net.fetch", json!({ "url": url, "redirects": redirects }))
+}
+
+fn assert_refused(result: &Value, code: &str) {
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(result).contains(code), "expected {code}: {result}");
+}
+
+fn assert_still_serving(server: &mut Server) {
+    let result = call_tool(server, "conformance.test_simple_text", json!({}));
+    assert_eq!(result["isError"], false, "{result}");
+}
+
+#[test]
+fn a_plugin_importing_wasi_http_needs_a_grant_to_load() {
+    let mut server = Server::start(&[fixture("net"), plugin("conformance")]);
+    server.initialize("2025-06-18", json!({}));
+    assert!(server.wait_for_log("has no network grant", WAIT), "{}", server.stderr());
+    let log = server.stderr();
+    assert!(log.contains("plugin `net` imports `wasi:http/"), "names the interface: {log}");
+    assert!(log.contains("[plugin.net] network = ["), "says how to grant it: {log}");
+    let tools = server.result("tools/list", json!({}));
+    assert!(!tools.to_string().contains("net.fetch"));
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn the_denying_stub_refuses_every_request() {
+    let target = TestServer::start();
+    let (mut server, _config) = serve("stub_ungranted = true");
+    assert_refused(&fetch(&mut server, &target.url("/hello"), 0), "HttpRequestDenied");
+    assert!(target.requests().is_empty(), "{:?}", target.requests());
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn only_allow_listed_public_addresses_are_reached() {
+    let target = TestServer::start();
+    let port = target.port;
+    let (mut server, _config) = serve(&format!(
+        "network = [\"http://127.0.0.1:{port}\", \"http://localhost:{port}\", \"http://169.254.169.254\", \"http://[::1]:{port}\"]"
+    ));
+    // Allow-listed, but loopback or link-local: refused after resolution.
+    for url in [
+        target.url("/hello"),
+        format!("http://localhost:{port}/hello"),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        format!("http://[::1]:{port}/"),
+    ] {
+        assert_refused(&fetch(&mut server, &url, 0), "DestinationIpProhibited");
+    }
+    // Not allow-listed at all: another port, another scheme, another host.
+    for url in [
+        format!("http://127.0.0.1:{}/hello", port.wrapping_add(1)),
+        format!("https://127.0.0.1:{port}/hello"),
+        "https://example.com/".to_owned(),
+        "http://127.0.0.2/".to_owned(),
+    ] {
+        assert_refused(&fetch(&mut server, &url, 0), "HttpRequestDenied");
+    }
+    assert!(target.requests().is_empty(), "a refused request reached the server: {:?}", target.requests());
+    // The client is told why (the guest only gets an error code).
+    let warnings = server.take_notifications("notifications/message");
+    assert!(
+        warnings.iter().any(|n| n["params"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("mcpbox denied plugin `net`") && d.contains("is not in the allow-list"))),
+        "{warnings:?}"
+    );
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn redirects_are_checked_at_every_hop() {
+    let allowed = TestServer::start();
+    let forbidden = TestServer::start();
+    let (mut server, _config) =
+        serve(&format!("network = [\"http://127.0.0.1:{}\"]\nallow_private_network = true", allowed.port));
+    // The positive control: the grant works.
+    assert_eq!(text(&fetch(&mut server, &allowed.url("/hello"), 0)), "200 hello");
+    // A redirect to a host that is not allowed stops at the redirect.
+    let via = allowed.url(&format!("/redirect?to={}", forbidden.url("/hello")));
+    assert_refused(&fetch(&mut server, &via, 3), "HttpRequestDenied");
+    let metadata = allowed.url("/redirect?to=http://169.254.169.254/latest/meta-data/");
+    assert_refused(&fetch(&mut server, &metadata, 3), "HttpRequestDenied");
+    assert!(forbidden.requests().is_empty(), "{:?}", forbidden.requests());
+    // A redirect within the allow-list is followed.
+    let inside = allowed.url(&format!("/redirect?to={}", allowed.url("/hello")));
+    assert_eq!(text(&fetch(&mut server, &inside, 3)), "200 hello");
+    assert_eq!(allowed.requests().len(), 5, "{:?}", allowed.requests());
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn sockets_and_dns_stay_off_even_with_a_network_grant() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let (mut server, _config) = serve(&format!("network = [\"http://{address}\"]\nallow_private_network = true"));
+    let connect = call_tool(&mut server, "net.tcp_connect", json!({ "address": address }));
+    assert_eq!(connect["isError"], true, "{connect}");
+    assert!(listener.accept().is_err(), "the guest's socket reached the listener");
+    for name in ["localhost", "example.com"] {
+        let resolved = call_tool(&mut server, "net.resolve", json!({ "name": name }));
+        assert_eq!(resolved["isError"], true, "resolving {name}: {resolved}");
+    }
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn inspect_shows_requested_grants_beside_the_configured_ones() {
+    let config =
+        ConfigFile::new("[plugin.net]\nnetwork = [\"https://example.com\"]\nenv = { NET_TOKEN = \"t0ken\" }\n");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .arg("inspect")
+        .arg(fixture("net"))
+        .args(config.args())
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("reason given: fetches the URLs it is given"), "{stdout}");
+    assert!(stdout.contains("network: https://example.com, http://127.0.0.1 → https://example.com:443"), "{stdout}");
+    assert!(stdout.contains("env: NET_TOKEN → NET_TOKEN"), "{stdout}");
+    assert!(!stdout.contains("t0ken"), "inspect must not print environment values");
+    assert!(stdout.contains("loads under this policy: yes"), "{stdout}");
+
+    // Without a config: the request is shown, nothing is granted, and the load problem is named.
+    let bare = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .args(["inspect", "--json"])
+        .arg(fixture("net"))
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .output()
+        .unwrap();
+    let description: Value = serde_json::from_slice(&bare.stdout).unwrap();
+    assert_eq!(description["requested"]["network"], json!(["https://example.com", "http://127.0.0.1"]));
+    assert_eq!(description["granted"]["network"], Value::Null);
+    assert!(description["loadProblem"].as_str().unwrap().contains("has no network grant"), "{description}");
+}
