@@ -380,6 +380,35 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_network_entry_names_file_line_and_reason() {
+        let path = std::env::temp_dir().join(format!("mcpbox-config-test-{}.toml", std::process::id()));
+        std::fs::write(&path, "[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n").unwrap();
+        let args = ServeArgs { config: Some(path.clone()), ..Default::default() };
+        let error = format!("{:#}", Settings::from_args(&args).unwrap_err());
+        std::fs::remove_file(&path).unwrap();
+        assert!(error.starts_with(&format!("{}:4:3: in [plugin.web] network", path.display())), "{error}");
+        assert!(error.contains("`api.example.com` needs a scheme"), "{error}");
+    }
+
+    #[test]
+    fn plugin_policies_parse() {
+        let path = std::env::temp_dir().join(format!("mcpbox-policy-test-{}.toml", std::process::id()));
+        let text = "[plugin.web]\nnetwork = [\"https://*.example.com\"]\nroots = false\nstub_ungranted = true\n\n\
+                    [[plugin.web.dirs]]\npath = \".\"\nwritable = true\nwithin_client_roots = true\n";
+        std::fs::write(&path, text).unwrap();
+        let args = ServeArgs { config: Some(path.clone()), ..Default::default() };
+        let settings = Settings::from_args(&args).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let policy = &settings.plugins["web"].policy;
+        assert!(!policy.shared_roots && policy.stub_ungranted);
+        assert!(policy.dirs[0].dir.writable && policy.dirs[0].within_client_roots);
+        let network = policy.network.as_ref().unwrap();
+        assert!(network.admits("https", "api.example.com", 443).is_some() && !network.allow_private);
+        // A plugin without a section gets the defaults: shared roots, nothing else.
+        assert!(!settings.plugins.contains_key("other"));
+    }
+
+    #[test]
     fn prefixes_and_roots_parse() {
         let text = "[[roots]]\npath = \".\"\nwritable = true\n\n[plugin.conformance]\nprefix = \"\"\n";
         let config = parse_config(Path::new("c.toml"), text).unwrap();

@@ -102,3 +102,46 @@ fn a_call_before_the_roots_answer_waits_for_it() {
         json!([{ "name": "narrow", "guest_path": "/roots/narrow", "writable": false }])
     );
 }
+
+#[test]
+fn each_plugin_gets_the_directories_its_config_grants() {
+    let shared = temp_dir();
+    let data = temp_dir();
+    std::fs::create_dir_all(data.path().join("inner")).unwrap();
+    std::fs::write(data.path().join("inner/note.txt"), "plugin data").unwrap();
+    std::fs::write(shared.path().join("shared.txt"), "shared").unwrap();
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n\n[plugin.chaos]\nroots = false\n\n[[plugin.chaos.dirs]]\npath = {:?}\nname = \"data\"\nwritable = true\nwithin_client_roots = true\n",
+        fixture("chaos"),
+        plugin("fs"),
+        data.path()
+    ));
+    let mut args: Vec<std::ffi::OsString> = config.args().iter().map(Into::into).collect();
+    args.extend(["--root".into(), shared.path().into()]);
+
+    // No client roots: chaos sees its own directory only, fs the shared root only.
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    assert_eq!(granted(&mut server), json!([{ "name": "data", "guest_path": "/roots/data", "writable": true }]));
+    let shared_name = shared.path().file_name().unwrap().to_str().unwrap();
+    let read = server.result(
+        "tools/call",
+        json!({ "name": "fs.read_file", "arguments": { "path": format!("/roots/{shared_name}/shared.txt") } }),
+    );
+    assert_eq!(text(&read), "shared");
+    let other = server.result("tools/call", json!({ "name": "fs.list_dir", "arguments": { "path": "/roots/data" } }));
+    assert_eq!(other["isError"], true, "fs must not see chaos's directory: {other}");
+    drop(server);
+
+    // Client roots narrow chaos's directory to the part inside them.
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({ "roots": {} }));
+    let inner = data.path().join("inner");
+    answer_roots(&mut server, json!([{ "uri": format!("file://{}", inner.display()) }]));
+    assert_eq!(granted(&mut server), json!([{ "name": "inner", "guest_path": "/roots/inner", "writable": true }]));
+    let note = server.result(
+        "tools/call",
+        json!({ "name": "chaos.read_path", "arguments": { "path": "/roots/inner/note.txt" } }),
+    );
+    assert_eq!(text(&note), "plugin data");
+}

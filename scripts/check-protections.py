@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Proves the hostile-plugin tests guard their protections: for each protection, switch it off
+in the host's source (one textual mutation), run the tests that guard it, expect them to FAIL,
+and restore the source. Prints a table; exits non-zero if any test passed with its protection
+off. Takes a few minutes (one incremental host build per protection).
+
+    scripts/check-protections.py            # all
+    scripts/check-protections.py memory     # those whose name contains "memory"
+
+Needs a clean host/src (it edits files in place and restores them from memory)."""
+
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# (protection, file, [(original, mutated), ...], test filters)
+MUTATIONS = [
+    ("deadline (epoch check and host-wait timer)", "host/src/sandbox.rs",
+     [("if Instant::now() >= state.deadline {", "if false {"),
+      ("() = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),",
+       "() = std::future::pending::<()>() => Err(Some(Interrupt::Deadline.into())),")],
+     ["sandbox::an_endless_loop_hits_the_deadline_while_other_calls_proceed"]),
+    ("memory limit", "host/src/sandbox.rs",
+     [("if desired > self.limit {", "if false {")],
+     ["hostile::memory_grow_to_the_maximum_at_once_is_refused", "sandbox::one_huge_allocation_hits_the_memory_limit"]),
+    ("output limit (result)", "host/src/plugin.rs",
+     [("if total > self.limits.output_bytes {", "if false {")],
+     ["sandbox::a_huge_result_hits_the_output_limit"]),
+    ("output limit (log bytes)", "host/src/sandbox.rs",
+     [("self.event_bytes = self.event_bytes.saturating_add(bytes);", "let _ = bytes;")],
+     ["hostile::log_bytes_count_against_the_output_limit"]),
+    ("read-only grants", "host/src/sandbox.rs",
+     [("let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };",
+       "let perms = FsPerms::ReadWrite;")],
+     ["hostile::hard_links_cannot_reach_outside_or_into_a_read_only_grant",
+      "hostile::renames_stay_inside_their_grant_and_grants_cannot_be_renamed",
+      "hostile::no_request_can_change_a_policy",
+      "sandbox::the_filesystem_is_exactly_the_grants"]),
+    ("no host environment", "host/src/sandbox.rs",
+     [("wasi.envs(&policy.env);", "wasi.inherit_env();")],
+     ["hostile::the_host_environment_stays_out"]),
+    ("no sockets, no DNS", "host/src/sandbox.rs",
+     [("wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);",
+       "wasi.inherit_network().allow_ip_name_lookup(true);")],
+     ["network::sockets_and_dns_stay_off_even_with_a_network_grant"]),
+    ("HTTP allow-list (every request and redirect hop)", "host/src/network.rs",
+     [("if policy.admits(&scheme, &host, port).is_none() {", "if false {")],
+     ["network::only_allow_listed_public_addresses_are_reached", "network::redirects_are_checked_at_every_hop"]),
+    ("HTTP public addresses only (after DNS)", "host/src/network.rs",
+     [("if !policy.allow_private", "if false")],
+     ["network::only_allow_listed_public_addresses_are_reached"]),
+    ("wasi:http needs a grant to load", "host/src/plugin.rs",
+     [("&& policy.network.is_none()", "&& false")],
+     ["network::a_plugin_importing_wasi_http_needs_a_grant_to_load"]),
+    ("unknown imports refused unless stubbed", "host/src/plugin.rs",
+     [("if !policy.stub_ungranted {", "if false {")],
+     ["hostile::a_plugin_importing_an_unknown_interface_is_refused_unless_stubbed"]),
+]
+
+
+def run_tests(filters):
+    """True if every filtered test passed."""
+    failed = []
+    for test in filters:
+        result = subprocess.run(
+            ["cargo", "test", "-q", "--test", "integration", "--", "--exact", test],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if result.returncode != 0:
+            if "error[E" in result.stdout or "could not compile" in result.stdout:
+                raise SystemExit(f"the mutation does not compile:\n{result.stdout[-3000:]}")
+            failed.append(test)
+    return failed
+
+
+def main():
+    wanted = sys.argv[1] if len(sys.argv) > 1 else ""
+    rows = []
+    missed = 0
+    for name, file, edits, tests in MUTATIONS:
+        if wanted not in name:
+            continue
+        path = ROOT / file
+        original = path.read_text()
+        mutated = original
+        for before, after in edits:
+            if mutated.count(before) != 1:
+                raise SystemExit(f"{file}: `{before}` is not there exactly once; update this script")
+            mutated = mutated.replace(before, after)
+        start = time.time()
+        try:
+            path.write_text(mutated)
+            failed = run_tests(tests)
+        finally:
+            path.write_text(original)
+        caught = len(failed) == len(tests)
+        missed += not caught
+        rows.append((name, len(failed), len(tests), "caught" if caught else "NOT CAUGHT", time.time() - start))
+        print(f"{name}: {len(failed)}/{len(tests)} guarding tests failed", file=sys.stderr, flush=True)
+    # Sanity: with every protection on, the same tests pass.
+    every = sorted({t for _, _, _, tests in MUTATIONS for t in tests})
+    baseline = run_tests(every) if not wanted else []
+    print("| protection switched off | guarding tests that failed | verdict |")
+    print("|---|---|---|")
+    for name, failed, total, verdict, seconds in rows:
+        print(f"| {name} | {failed}/{total} | {verdict} ({seconds:.0f} s) |")
+    if baseline:
+        print(f"\nwith every protection on, these failed: {baseline}")
+    return 1 if missed or baseline else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
