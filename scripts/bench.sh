@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Builds the guests and runs the benchmarks in release mode; each prints a table.
-#   scripts/bench.sh          call latency (in process and over stdio)
-#   scripts/bench.sh http     throughput over Streamable HTTP at 1, 8, 64 in flight; idle sessions
+#   scripts/bench.sh          mcpbox vs a native rmcp server: latency, throughput at 1/8/64 in
+#                             flight over stdio and HTTP, start-up, peak memory, with ratios
+#   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
+#   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
+#   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-guests.sh"
 cd "$root"
-case "${1:-latency}" in
+case "${1:-compare}" in
+  compare)
+    cargo build --release -p mcpbox --example native_echo --features native-echo
+    cargo bench -p mcpbox --bench compare ;;
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
-  *) echo "usage: $0 [latency|http]" >&2; exit 2 ;;
+  startup) cargo bench -p mcpbox --bench startup ;;
+  *) echo "usage: $0 [compare|latency|http|startup]" >&2; exit 2 ;;
 esac

@@ -126,50 +126,27 @@ impl Catalog {
                 return (Catalog::empty(), problems);
             }
         };
-        let mut tasks = Vec::new();
-        for file in files {
-            let engine = engine.clone();
-            let linkers = linkers.clone();
-            let name = plugin::plugin_name(&file);
-            let setting = overrides.get(&name).cloned().unwrap_or_default();
-            let prefix = setting.prefix.clone().unwrap_or_else(|| format!("{name}."));
-            tasks.push(tokio::spawn(async move {
-                let compile_path = file.clone();
-                let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &compile_path))
-                    .await
-                    .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))
-                    .and_then(|r| r);
-                let limits = setting.limits(limits);
-                let loaded = match component {
-                    Ok(component) => {
-                        let policy = Arc::new(setting.policy.clone());
-                        plugin::load(&linkers, component, &file, name.into(), prefix, limits, policy)
-                            .await
-                            .and_then(|plugin| select_tools(plugin, &setting))
-                            .map(|mut plugin| {
-                                plugin.slots =
-                                    setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
-                                plugin
-                            })
-                    }
-                    Err(e) => Err(e),
-                };
-                (file, loaded)
-            }));
-        }
-        let mut catalog = Catalog::empty();
-        for task in tasks {
-            let (path, loaded) = match task.await {
-                Ok(result) => result,
-                Err(e) => {
-                    problems
-                        .push(LoadProblem { path: PathBuf::new(), error: anyhow!("plugin loader task failed: {e}") });
-                    continue;
-                }
-            };
-            match loaded.and_then(|plugin| catalog.add(plugin)) {
-                Ok(()) => {}
+        let mut plugins = Vec::new();
+        for (path, loaded) in load_files(engine, &linkers, &files, overrides, limits).await {
+            match loaded {
+                Ok(plugin) => plugins.push(Arc::new(plugin)),
                 Err(error) => problems.push(LoadProblem { path, error }),
+            }
+        }
+        let (catalog, collisions) = Catalog::assemble(plugins);
+        problems.extend(collisions);
+        (catalog, problems)
+    }
+
+    /// One catalog of `plugins`, in order; a plugin whose name or names collide with an
+    /// earlier one is left out and reported.
+    pub fn assemble(plugins: Vec<Arc<Plugin>>) -> (Catalog, Vec<LoadProblem>) {
+        let mut catalog = Catalog::empty();
+        let mut problems = Vec::new();
+        for plugin in plugins {
+            let path = plugin.path.clone();
+            if let Err(error) = catalog.add(plugin) {
+                problems.push(LoadProblem { path, error });
             }
         }
         catalog.sort();
@@ -186,7 +163,7 @@ impl Catalog {
     }
 
     /// Adds a plugin unless its name or one of its prefixed names is taken already.
-    fn add(&mut self, plugin: Plugin) -> Result<()> {
+    fn add(&mut self, plugin: Arc<Plugin>) -> Result<()> {
         let index = self.plugins.len();
         if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
             return Err(anyhow!(
@@ -227,7 +204,7 @@ impl Catalog {
         self.tools.extend(tools);
         self.prompts.extend(prompts);
         self.templates.extend(templates);
-        self.plugins.push(Arc::new(plugin));
+        self.plugins.push(plugin);
         Ok(())
     }
 
@@ -500,6 +477,56 @@ impl Catalog {
         let plugin_name = plugin.name.clone();
         Some(result.and_then(|r| r.map_err(|message| CallError::Failed { plugin: plugin_name, message })))
     }
+}
+
+/// Compiles and loads `files` in parallel (compilation on blocking threads, each file under the
+/// settings the config gives its plugin name); one result per file, in order.
+pub async fn load_files(
+    engine: &Engine,
+    linkers: &Linkers,
+    files: &[PathBuf],
+    overrides: &PluginOverrides,
+    limits: Limits,
+) -> Vec<(PathBuf, Result<Plugin>)> {
+    let mut tasks = Vec::new();
+    for file in files.iter().cloned() {
+        let engine = engine.clone();
+        let linkers = linkers.clone();
+        let name = plugin::plugin_name(&file);
+        let setting = overrides.get(&name).cloned().unwrap_or_default();
+        let prefix = setting.prefix.clone().unwrap_or_else(|| format!("{name}."));
+        tasks.push(tokio::spawn(async move {
+            let compile_path = file.clone();
+            let component = tokio::task::spawn_blocking(move || plugin::compile(&engine, &compile_path))
+                .await
+                .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))
+                .and_then(|r| r);
+            let limits = setting.limits(limits);
+            let loaded = match component {
+                Ok(component) => {
+                    let policy = Arc::new(setting.policy.clone());
+                    plugin::load(&linkers, component, &file, name.into(), prefix, limits, policy)
+                        .await
+                        .and_then(|plugin| select_tools(plugin, &setting))
+                        .map(|mut plugin| {
+                            plugin.slots =
+                                setting.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+                            plugin
+                        })
+                }
+                Err(e) => Err(e),
+            };
+            (file, loaded)
+        }));
+    }
+    let mut results = Vec::new();
+    for (task, file) in tasks.into_iter().zip(files) {
+        results.push(match task.await {
+            Ok(result) => result,
+            Err(e) => (file.clone(), Err(anyhow!("plugin loader task failed: {e}"))),
+        });
+    }
+    results
 }
 
 /// Keeps the tools the operator's config selects; naming a tool the plugin lacks is an error,

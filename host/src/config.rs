@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// Use wasmtime's pooling instance allocator.
     #[arg(long)]
     pub pooling: bool,
+    /// Don't watch the plugin paths (by default a `.wasm` added, changed or removed there is
+    /// loaded, reloaded or dropped while serving, and clients are told).
+    #[arg(long)]
+    pub no_watch: bool,
     /// Items per page of list results [default: 100].
     #[arg(long, value_name = "N")]
     pub page_size: Option<usize>,
@@ -89,6 +93,8 @@ struct FileConfig {
     /// Plugin files or directories, relative to the config file.
     #[serde(default)]
     plugins: Vec<PathBuf>,
+    /// Watch the plugin paths and reload on change (default true).
+    watch: Option<bool>,
     #[serde(default)]
     roots: Vec<FileRoot>,
     #[serde(default)]
@@ -182,6 +188,7 @@ pub struct Settings {
     pub page_size: usize,
     pub http: Option<crate::mcp::http::HttpOptions>,
     pub stdio: bool,
+    pub watch: bool,
 }
 
 impl Settings {
@@ -326,7 +333,8 @@ impl Settings {
             max_body_bytes: max_message_bytes,
         });
         let stdio = http.is_none() || args.stdio;
-        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, plugins, page_size, http, stdio })
+        let watch = !args.no_watch && file.watch.unwrap_or(true);
+        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, plugins, page_size, http, stdio, watch })
     }
 }
 
@@ -382,7 +390,8 @@ mod tests {
     #[test]
     fn a_bad_network_entry_names_file_line_and_reason() {
         let path = std::env::temp_dir().join(format!("mcpbox-config-test-{}.toml", std::process::id()));
-        std::fs::write(&path, "[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n").unwrap();
+        std::fs::write(&path, "[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n")
+            .unwrap();
         let args = ServeArgs { config: Some(path.clone()), ..Default::default() };
         let error = format!("{:#}", Settings::from_args(&args).unwrap_err());
         std::fs::remove_file(&path).unwrap();

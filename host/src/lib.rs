@@ -14,5 +14,6 @@ pub mod mcp;
 pub mod network;
 pub mod plugin;
 pub mod policy;
+pub mod reload;
 pub mod roots;
 pub mod sandbox;

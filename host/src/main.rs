@@ -95,7 +95,21 @@ async fn serve(args: ServeArgs) -> Result<()> {
     if catalog.plugins().is_empty() {
         tracing::warn!("no plugin loaded: the server offers nothing");
     }
-    let shared = Shared::new(catalog, settings.roots, settings.page_size).context("cannot describe the plugins")?;
+    let watching = settings.watch && !settings.plugin_paths.is_empty();
+    let reloader_catalog = watching.then(|| catalog.plugins().to_vec());
+    let shared =
+        Shared::new(catalog, settings.roots, settings.page_size, watching).context("cannot describe the plugins")?;
+    if let Some(plugins) = reloader_catalog {
+        let reloader = mcpbox::reload::Reloader::new(
+            engine.clone(),
+            settings.plugin_paths.clone(),
+            settings.plugins.clone(),
+            settings.limits,
+            &plugins,
+            shared.clone(),
+        )?;
+        reloader.spawn()?;
+    }
     let shutdown = tokio_util::sync::CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
     let http = settings.http.map(|options| {

@@ -268,7 +268,7 @@ mod tests {
         let other = base.join("other").canonicalize().unwrap();
         let parent = base.canonicalize().unwrap();
         // Not narrowed: the directory as configured, whatever the client says.
-        let fixed = plugin_grants(&[], &[dir(false)], Some(&[other.clone()]));
+        let fixed = plugin_grants(&[], &[dir(false)], Some(std::slice::from_ref(&other)));
         assert_eq!(fixed.len(), 1);
         assert_eq!(fixed[0].guest_path, "/roots/data");
         // Narrowed: a root inside it is granted as itself, a root around it grants it, a root

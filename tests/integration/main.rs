@@ -9,5 +9,6 @@ mod loading;
 mod network;
 mod protocol;
 mod real_client;
+mod reload;
 mod roots;
 mod sandbox;

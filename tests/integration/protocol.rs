@@ -33,7 +33,14 @@ fn legacy_handshake_negotiates_each_known_version() {
 
 #[test]
 fn capabilities_are_declared_honestly() {
-    let mut server = Server::start(&[fixture("tools_only")]);
+    // Watched (the default): any list may change, so every list is declared with listChanged.
+    let mut watched = Server::start(&[fixture("tools_only")]);
+    let caps = watched.initialize("2025-06-18", json!({}))["capabilities"].clone();
+    for list in ["tools", "resources", "prompts"] {
+        assert_eq!(caps[list]["listChanged"], true, "{caps}");
+    }
+    // Not watched: exactly what the plugins offer, and no list changes.
+    let mut server = Server::start(&[fixture("tools_only").as_os_str(), "--no-watch".as_ref()]);
     let caps = server.initialize("2025-06-18", json!({}))["capabilities"].clone();
     assert!(caps.get("tools").is_some());
     assert!(caps.get("resources").is_none(), "{caps}");
@@ -366,8 +373,9 @@ fn subscriptions_listen_acknowledges_what_it_will_honor() {
     let ack = server.read_until(|m| m["method"] == "notifications/subscriptions/acknowledged");
     assert_schema("2026-07-28", "SubscriptionsAcknowledgedNotification", &ack);
     assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
-    // List changes are not sent (yet), so not acknowledged; the resource subscription is.
-    assert!(ack["params"]["notifications"].get("toolsListChanged").is_none(), "{ack}");
+    // The plugins are watched (the default), so list changes are honored, and the resource
+    // subscription is.
+    assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true, "{ack}");
     assert_eq!(ack["params"]["notifications"]["resourceSubscriptions"], json!(["test://watched-resource"]));
     // The stream stays open until the client cancels it; other requests go on meanwhile.
     assert!(server.call("tools/list", modern(json!({})))["result"].is_object());

@@ -139,9 +139,7 @@ fn each_plugin_gets_the_directories_its_config_grants() {
     let inner = data.path().join("inner");
     answer_roots(&mut server, json!([{ "uri": format!("file://{}", inner.display()) }]));
     assert_eq!(granted(&mut server), json!([{ "name": "inner", "guest_path": "/roots/inner", "writable": true }]));
-    let note = server.result(
-        "tools/call",
-        json!({ "name": "chaos.read_path", "arguments": { "path": "/roots/inner/note.txt" } }),
-    );
+    let note = server
+        .result("tools/call", json!({ "name": "chaos.read_path", "arguments": { "path": "/roots/inner/note.txt" } }));
     assert_eq!(text(&note), "plugin data");
 }

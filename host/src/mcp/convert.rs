@@ -262,17 +262,22 @@ pub fn severity(level: LoggingLevel) -> u8 {
 /// Capabilities of what the loaded plugins offer; nothing more is declared. List-change
 /// notifications are not sent (yet), so not declared. Resource subscriptions are accepted
 /// and recorded per session; plugins cannot report changes yet, so no update is ever due.
-pub fn capabilities(catalog: &Catalog) -> ServerCapabilities {
+/// What the server offers. While plugins are watched, any of them may appear later, so every
+/// list is declared, with `listChanged`; otherwise only what the plugins offer now.
+pub fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilities {
     let mut caps = Map::new();
-    caps.insert("tools".into(), json!({}));
+    let list = if watching { json!({ "listChanged": true }) } else { json!({}) };
+    caps.insert("tools".into(), list.clone());
     caps.insert("logging".into(), json!({}));
-    if catalog.has_resources() {
-        caps.insert("resources".into(), json!({ "subscribe": true }));
+    if watching || catalog.has_resources() {
+        let mut resources = list.clone();
+        resources["subscribe"] = json!(true);
+        caps.insert("resources".into(), resources);
     }
-    if !catalog.prompts().is_empty() {
-        caps.insert("prompts".into(), json!({}));
+    if watching || !catalog.prompts().is_empty() {
+        caps.insert("prompts".into(), list);
     }
-    if catalog.has_completion() {
+    if watching || catalog.has_completion() {
         caps.insert("completions".into(), json!({}));
     }
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()

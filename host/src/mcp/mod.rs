@@ -16,7 +16,7 @@ pub mod stdio;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
@@ -26,12 +26,14 @@ use rmcp::model::{
     GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequests,
     InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    ReadResourceResponse, Reference, ResourceUpdatedNotificationParam, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSendError,
+};
 use serde_json::json;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, CompletionTarget};
@@ -49,23 +51,33 @@ const ROOTS_QUESTION: &str = "roots";
 /// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
 const STATIC_LIST_TTL_MS: u64 = 60_000;
 
-/// What is shared by every connection: the plugins and the operator's grants.
+/// What is shared by every connection: the plugins (swapped whole on hot reload) and the
+/// operator's grants.
 pub struct Shared {
-    pub catalog: Catalog,
+    snapshot: RwLock<Arc<Snapshot>>,
     pub allowed: Vec<AllowedDir>,
     pub operator_grants: Arc<[Grant]>,
-    /// Whether the client's roots can narrow anything (shared roots, or plugin directories
-    /// the operator wants within them); if not, 2026-07-28 requests don't ask for them.
-    narrowable: bool,
     pub page_size: usize,
+    /// Plugins are watched: list changes are declared (`listChanged`) and announced.
+    pub watching: bool,
+    changes: broadcast::Sender<Change>,
+}
+
+/// The plugins served at one moment, with their lists converted once (list requests only
+/// slice these). A request works on the snapshot it started with; calls already running when
+/// a new one is swapped in finish on the old plugins.
+pub struct Snapshot {
+    pub catalog: Catalog,
     tools: Vec<rmcp::model::Tool>,
     prompts: Vec<rmcp::model::Prompt>,
     templates: Vec<rmcp::model::ResourceTemplate>,
+    /// Whether the client's roots can narrow anything (shared roots, or plugin directories the
+    /// operator wants within them); if not, 2026-07-28 requests don't ask for them.
+    narrowable: bool,
 }
 
-impl Shared {
-    pub fn new(catalog: Catalog, allowed: Vec<AllowedDir>, page_size: usize) -> anyhow::Result<Arc<Self>> {
-        // Converted once: list requests only slice these.
+impl Snapshot {
+    fn new(catalog: Catalog, allowed: &[AllowedDir]) -> anyhow::Result<Snapshot> {
         let tools = catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?;
         let prompts = catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?;
         let templates = catalog
@@ -73,18 +85,78 @@ impl Shared {
             .iter()
             .map(|e| convert::resource_template(&e.name, &e.item))
             .collect::<Result<_, _>>()?;
-        let operator_grants = roots::operator_grants(&allowed).into();
         let narrowable = !allowed.is_empty() || catalog.narrows_to_client_roots();
+        Ok(Snapshot { catalog, tools, prompts, templates, narrowable })
+    }
+
+    /// The plugins whose resources a `resources/list` would ask, by identity.
+    fn resource_sources(&self) -> Vec<*const crate::plugin::Plugin> {
+        self.catalog.plugins().iter().filter(|p| p.exports.resources.is_some()).map(Arc::as_ptr).collect()
+    }
+}
+
+/// A change clients may be told about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Tools,
+    Prompts,
+    Resources,
+    /// A plugin said the resource at this URI changed.
+    ResourceUpdated(String),
+}
+
+impl Shared {
+    pub fn new(
+        catalog: Catalog,
+        allowed: Vec<AllowedDir>,
+        page_size: usize,
+        watching: bool,
+    ) -> anyhow::Result<Arc<Self>> {
+        let snapshot = Snapshot::new(catalog, &allowed)?;
+        let operator_grants = roots::operator_grants(&allowed).into();
         Ok(Arc::new(Shared {
-            catalog,
+            snapshot: RwLock::new(Arc::new(snapshot)),
             allowed,
             operator_grants,
-            narrowable,
             page_size: page_size.max(1),
-            tools,
-            prompts,
-            templates,
+            watching,
+            changes: broadcast::channel(64).0,
         }))
+    }
+
+    /// The plugins served now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Serves `catalog` from now on and tells clients which lists changed.
+    pub fn replace(&self, catalog: Catalog) -> anyhow::Result<()> {
+        let new = Arc::new(Snapshot::new(catalog, &self.allowed)?);
+        let old = std::mem::replace(&mut *self.snapshot.write().unwrap_or_else(PoisonError::into_inner), new.clone());
+        let mut changes = Vec::new();
+        if old.tools != new.tools {
+            changes.push(Change::Tools);
+        }
+        if old.prompts != new.prompts {
+            changes.push(Change::Prompts);
+        }
+        if old.templates != new.templates || old.resource_sources() != new.resource_sources() {
+            changes.push(Change::Resources);
+        }
+        tracing::info!(tools = new.tools.len(), prompts = new.prompts.len(), ?changes, "now serving");
+        for change in changes {
+            let _ = self.changes.send(change);
+        }
+        Ok(())
+    }
+
+    /// Announces that a plugin changed the resource at `uri`.
+    pub fn resource_updated(&self, uri: String) {
+        let _ = self.changes.send(Change::ResourceUpdated(uri));
+    }
+
+    fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
     }
 }
 
@@ -178,7 +250,8 @@ impl McpServer {
         let ((grants, client_roots), client): (FsView, Arc<dyn ClientRequests>) = if Self::is_modern(context) {
             let capabilities = context.meta.client_capabilities();
             // Roots can only narrow the operator's directories: with none, there is nothing to ask.
-            let asks_roots = self.shared.narrowable && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
+            let asks_roots =
+                self.shared.snapshot().narrowable && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
             let grants = match answers {
                 Some(answers) if asks_roots => self.modern_roots(answers)?,
                 _ => (self.shared.operator_grants.clone(), None),
@@ -303,7 +376,7 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("mcpbox: sandboxed WebAssembly MCP plugins".to_owned());
-        ServerConfig::new(convert::capabilities(&self.shared.catalog))
+        ServerConfig::new(convert::capabilities(&self.shared.snapshot().catalog, self.shared.watching))
             .with_server_info(implementation)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
@@ -313,7 +386,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        static_page!(ListToolsResult, &self.shared.tools, |t| &t.name, request, context, self.shared.page_size)
+        let snapshot = self.shared.snapshot();
+        static_page!(ListToolsResult, &snapshot.tools, |t| &t.name, request, context, self.shared.page_size)
     }
 
     async fn call_tool(
@@ -322,14 +396,15 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if self.shared.catalog.tool(&name).is_none() {
+        let snapshot = self.shared.snapshot();
+        if snapshot.catalog.tool(&name).is_none() {
             return Err(McpError::invalid_params(format!("unknown tool `{name}`"), None));
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let dialect = Self::dialect(&context);
         let answers = request.input_responses.clone().unwrap_or_default();
         let outcome = match self
-            .with_scope(&context, Some(&answers), |scope| self.shared.catalog.call_tool(&name, arguments, scope))
+            .with_scope(&context, Some(&answers), |scope| snapshot.catalog.call_tool(&name, arguments, scope))
             .await
         {
             Ok(outcome) => outcome,
@@ -357,8 +432,9 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let snapshot = self.shared.snapshot();
         let listed = self
-            .with_scope(&context, None, |scope| async move { self.shared.catalog.list_resources(&scope).await })
+            .with_scope(&context, None, |scope| async move { snapshot.catalog.list_resources(&scope).await })
             .await
             .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all = listed.map_err(convert::call_error)?.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
@@ -379,9 +455,10 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        let snapshot = self.shared.snapshot();
         static_page!(
             ListResourceTemplatesResult,
-            &self.shared.templates,
+            &snapshot.templates,
             |t| &t.name,
             request,
             context,
@@ -396,15 +473,17 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let answers = request.input_responses.clone().unwrap_or_default();
         let uri = request.uri.clone();
-        let read = match self
-            .with_scope(&context, Some(&answers), |scope| async move {
-                self.shared.catalog.read_resource(&uri, &scope).await
-            })
-            .await
-        {
-            Ok(read) => read,
-            Err(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
-        };
+        let snapshot = self.shared.snapshot();
+        let read =
+            match self
+                .with_scope(&context, Some(&answers), |scope| async move {
+                    snapshot.catalog.read_resource(&uri, &scope).await
+                })
+                .await
+            {
+                Ok(read) => read,
+                Err(questions) => return Ok(ReadResourceResponse::InputRequired(questions)),
+            };
         let contents = read.map_err(convert::call_error)?;
         Ok(ReadResourceResponse::from(convert::read_result(&contents)?))
     }
@@ -414,7 +493,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        static_page!(ListPromptsResult, &self.shared.prompts, |p| &p.name, request, context, self.shared.page_size)
+        let snapshot = self.shared.snapshot();
+        static_page!(ListPromptsResult, &snapshot.prompts, |p| &p.name, request, context, self.shared.page_size)
     }
 
     async fn get_prompt(
@@ -423,6 +503,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let name = request.name.clone();
+        let snapshot = self.shared.snapshot();
         let arguments: Vec<(String, String)> = request
             .arguments
             .unwrap_or_default()
@@ -440,7 +521,7 @@ impl ServerHandler for McpServer {
         let dialect = Self::dialect(&context);
         let answers = request.input_responses.clone().unwrap_or_default();
         let outcome = match self
-            .with_scope(&context, Some(&answers), |scope| self.shared.catalog.get_prompt(&name, arguments, scope))
+            .with_scope(&context, Some(&answers), |scope| snapshot.catalog.get_prompt(&name, arguments, scope))
             .await
         {
             Ok(outcome) => outcome,
@@ -470,10 +551,9 @@ impl ServerHandler for McpServer {
             .map(|args| args.into_iter().collect())
             .unwrap_or_default();
         let argument = (request.argument.name.clone(), request.argument.value.clone());
+        let snapshot = self.shared.snapshot();
         let outcome = self
-            .with_scope(&context, None, |scope| {
-                self.shared.catalog.complete(target, argument, context_arguments, scope)
-            })
+            .with_scope(&context, None, |scope| snapshot.catalog.complete(target, argument, context_arguments, scope))
             .await
             .map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
         match outcome {
@@ -487,10 +567,40 @@ impl ServerHandler for McpServer {
     }
 
     /// 2026-07-28 `subscriptions/listen` (basic/patterns/subscriptions): everything asked for
-    /// is offered to rmcp, which keeps what the capabilities declare (resource subscriptions;
-    /// not list changes, which mcpbox does not send yet) and holds the stream open.
+    /// is offered to rmcp, which keeps what the capabilities declare (list changes while
+    /// plugins are watched, resource subscriptions) and acknowledges it.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         Some(requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream: hot-reload list changes and resource updates, until
+    /// the client cancels it. rmcp's sink drops what the accepted filter excludes.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.shared.subscribe_changes();
+        loop {
+            let change = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                change = changes.recv() => change,
+            };
+            let sink = context.sink();
+            let sent = match change {
+                Ok(Change::Tools) => sink.notify_tool_list_changed().await,
+                Ok(Change::Prompts) => sink.notify_prompt_list_changed().await,
+                Ok(Change::Resources) => sink.notify_resource_list_changed().await,
+                Ok(Change::ResourceUpdated(uri)) => {
+                    let subscribed = sink.accepted().resource_subscriptions.as_ref().is_some_and(|u| u.contains(&uri));
+                    if !subscribed {
+                        continue;
+                    }
+                    sink.notify_resource_updated(uri).await
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            };
+            if let Err(SubscriptionSendError::SubscriptionClosed) = sent {
+                return Ok(());
+            }
+        }
     }
 
     async fn subscribe(
@@ -535,6 +645,13 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.shared.watching {
+            tokio::spawn(announce_changes(
+                self.shared.subscribe_changes(),
+                context.peer.clone(),
+                self.subscriptions.clone(),
+            ));
+        }
         // Legacy roots (2025-06-18 client/roots): the server asks once the session is up.
         let declared = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if declared {
@@ -546,5 +663,32 @@ impl ServerHandler for McpServer {
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
         let server = self.clone();
         tokio::spawn(async move { server.refresh_roots(context.peer).await });
+    }
+}
+
+/// Tells one legacy session about hot-reload list changes (`notifications/*/list_changed`) and
+/// about updates of the resources it subscribed to, until the session is gone.
+async fn announce_changes(
+    mut changes: broadcast::Receiver<Change>,
+    peer: Peer<RoleServer>,
+    subscriptions: Arc<Mutex<BTreeSet<String>>>,
+) {
+    loop {
+        let sent = match changes.recv().await {
+            Ok(Change::Tools) => peer.notify_tool_list_changed().await,
+            Ok(Change::Prompts) => peer.notify_prompt_list_changed().await,
+            Ok(Change::Resources) => peer.notify_resource_list_changed().await,
+            Ok(Change::ResourceUpdated(uri)) => {
+                if !subscriptions.lock().unwrap_or_else(PoisonError::into_inner).contains(&uri) {
+                    continue;
+                }
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if sent.is_err() {
+            return;
+        }
     }
 }
