@@ -48,27 +48,36 @@ fn main() {
     let arguments = json!({ "value": "hello" }).to_string();
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let (native, sandboxed, compile) = runtime.block_on(async {
-        let engine = build_engine(&EngineOptions { cache_dir: Some(cache.clone()), pooling: false }).unwrap();
-        let started = Instant::now();
-        let (catalog, problems) =
-            Catalog::load(&engine, std::slice::from_ref(&chaos), &Default::default(), Limits::default()).await;
-        let compile = started.elapsed();
-        assert!(problems.is_empty(), "{problems:?}");
-        let mut native = Vec::with_capacity(calls);
-        let mut sandboxed = Vec::with_capacity(calls);
-        for _ in 0..calls {
-            let t = Instant::now();
-            std::hint::black_box(native_echo(std::hint::black_box(&arguments)));
-            native.push(t.elapsed());
-            let t = Instant::now();
-            let result =
-                catalog.call_tool("chaos.echo", arguments.clone(), CallScope::default()).await.unwrap().unwrap();
-            sandboxed.push(t.elapsed());
-            assert!(!result.is_error);
-        }
-        (stats(native), stats(sandboxed), compile)
-    });
+    let in_process = |pooling: bool| {
+        runtime.block_on(async {
+            let engine = build_engine(&EngineOptions {
+                cache_dir: Some(cache.clone()),
+                pooling,
+                max_memory_bytes: Limits::default().memory_bytes,
+            })
+            .unwrap();
+            let started = Instant::now();
+            let (catalog, problems) =
+                Catalog::load(&engine, std::slice::from_ref(&chaos), &Default::default(), Limits::default()).await;
+            let compile = started.elapsed();
+            assert!(problems.is_empty(), "{problems:?}");
+            let mut native = Vec::with_capacity(calls);
+            let mut sandboxed = Vec::with_capacity(calls);
+            for _ in 0..calls {
+                let t = Instant::now();
+                std::hint::black_box(native_echo(std::hint::black_box(&arguments)));
+                native.push(t.elapsed());
+                let t = Instant::now();
+                let result =
+                    catalog.call_tool("chaos.echo", arguments.clone(), CallScope::default()).await.unwrap().unwrap();
+                sandboxed.push(t.elapsed());
+                assert!(!result.is_error);
+            }
+            (stats(native), stats(sandboxed), compile)
+        })
+    };
+    let (native, sandboxed, compile) = in_process(false);
+    let (_, pooled, _) = in_process(true);
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
         .arg("serve")
@@ -121,6 +130,7 @@ fn main() {
     println!("|{:-<48}|{:-<12}|{:-<12}|{:-<10}|", "", "", "", "");
     row("native Rust echo function (baseline)", native, None);
     row("sandboxed echo: fresh instance + call", sandboxed, Some(native.0));
+    row("the same with the pooling allocator", pooled, Some(native.0));
     row("stdio round trip: ping (baseline)", ping, None);
     row("stdio round trip: tools/call chaos.echo", call, Some(ping.0));
 }

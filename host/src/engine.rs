@@ -19,6 +19,8 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// Reserve instance slots up front (faster instantiation, large virtual reservation).
     pub pooling: bool,
+    /// The largest memory limit of any plugin: the pool's memory slots must hold it.
+    pub max_memory_bytes: usize,
 }
 
 /// Builds the engine and starts its epoch ticker.
@@ -33,17 +35,18 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     // Deep recursion in a guest traps at 1 MiB of wasm stack instead of exhausting the fiber.
     config.max_wasm_stack(1 << 20);
     config.async_stack_size(2 << 20);
+    // Fill a fresh instance's memory by copying its data segments rather than mapping the
+    // module image copy-on-write: a guest writes to its data pages in every call, and each
+    // copy-on-write fault flushes the TLB of every core running one of our threads (an IPI;
+    // in a VM, a VM exit). Measured with the pooling settings below: 9,744 -> 11,834 trivial
+    // calls/s over HTTP at 64 in flight on 2 cores.
+    config.memory_init_cow(false);
     // Compile with every core, but plugins at start-up are compiled in parallel already.
     config.parallel_compilation(true);
     if options.pooling {
-        // Off by default until issue 5 measures it: it reserves address space per slot.
-        let mut pool = wasmtime::PoolingAllocationConfig::default();
-        pool.total_component_instances(256);
-        pool.total_core_instances(1024);
-        pool.total_memories(512);
-        pool.total_tables(512);
-        pool.max_memory_size(1 << 30);
-        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pooling_config(
+            options.max_memory_bytes,
+        )));
     }
     if let Some(dir) = &options.cache_dir {
         // Compiling a component costs 0.2 s (a small Rust guest) to 20 s (an interpreter
@@ -63,6 +66,38 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     let engine = Engine::new(&config).map_err(anyhow::Error::from).context("cannot create the wasmtime engine")?;
     start_epoch_ticker(&engine);
     Ok(engine)
+}
+
+/// Instances in the pool: the most calls that can run at once (more are refused, reported as
+/// the host being busy).
+pub const POOL_INSTANCES: u32 = 2000;
+
+/// The pooling allocator reserves every slot up front and reuses it, so a call skips mmap,
+/// munmap and most page faults of a fresh instance.
+fn pooling_config(max_memory_bytes: usize) -> wasmtime::PoolingAllocationConfig {
+    let mut pool = wasmtime::PoolingAllocationConfig::default();
+    pool.total_component_instances(POOL_INSTANCES);
+    // A Rust component holds its main module and a few small shim modules.
+    pool.total_core_instances(POOL_INSTANCES * 4);
+    pool.total_memories(POOL_INSTANCES);
+    pool.total_tables(POOL_INSTANCES * 4);
+    pool.max_memories_per_component(2);
+    // Each memory slot reserves address space for the largest memory limit (the resource
+    // limiter enforces each plugin's own below it) plus guard pages: 2,000 slots of a few GiB
+    // fit easily in the 128 TiB of an x86-64 process, and nothing is committed until touched.
+    pool.max_memory_size(max_memory_bytes.max(64 << 20));
+    // Keeping linear memory resident (zeroing instead of madvise) costs more in memset than it
+    // saves: 1 MiB resident, 10,500 calls/s instead of 12,500 (HTTP, 64 in flight).
+    pool.linear_memory_keep_resident(0);
+    // The same TLB shootdowns come from returning pages with madvise when a slot is freed:
+    // batch the returns (one flush per 64 freed slots), and keep the small tables and the top
+    // of the fiber stacks resident (zeroed in place). Measured on 2 cores, trivial calls over
+    // HTTP at 64 in flight: 6,300/s with none of this, 8,900/s batching alone, 12,500/s with
+    // copied memory images, batching and resident tables and stacks.
+    pool.decommit_batch_size(64);
+    pool.table_keep_resident(64 << 10);
+    pool.async_stack_keep_resident(64 << 10);
+    pool
 }
 
 /// One ticker thread per engine. It holds only a weak reference, so it ends by itself when

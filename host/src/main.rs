@@ -120,7 +120,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     if settings.stdio {
         let stdio = McpServer::new(shared);
         tokio::select! {
-            result = mcpbox::mcp::stdio::serve(stdio, tokio::io::stdin(), tokio::io::stdout(), settings.max_message_bytes) => {
+            result = mcpbox::mcp::stdio::serve(stdio, std::io::stdin(), std::io::stdout(), settings.max_message_bytes) => {
                 result?;
                 // With HTTP too, the end of stdin ends only the stdio session.
                 if http.is_none() {
@@ -180,7 +180,7 @@ async fn check(args: ServeArgs) -> Result<()> {
 
 async fn inspect(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<()> {
     let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
-    let engine = build_engine(&EngineOptions { cache_dir, pooling: false })?;
+    let engine = build_engine(&EngineOptions { cache_dir, pooling: false, max_memory_bytes: 0 })?;
     let (limits, setting) = match config {
         Some(config) => {
             let settings = Settings::from_args(&ServeArgs { config: Some(config), ..Default::default() })?;

@@ -120,6 +120,8 @@ pub enum CallError {
     OutputTooLarge { plugin: Arc<str>, size: usize, limit: usize },
     #[error("plugin `{plugin}` is at its limit of concurrent calls; no slot freed within {}", humanize(*waited))]
     Busy { plugin: Arc<str>, waited: Duration },
+    #[error("plugin `{plugin}` could not start: the host runs its maximum number of instances at once; try again")]
+    HostBusy { plugin: Arc<str> },
     #[error("plugin `{plugin}` crashed: {cause}")]
     Crashed { plugin: Arc<str>, cause: String },
     #[error("call to plugin `{plugin}` was cancelled")]
@@ -419,6 +421,9 @@ fn classify(
             return CallError::OutputTooLarge { plugin, size, limit: limits.output_bytes };
         }
         None => {}
+    }
+    if error.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() {
+        return CallError::HostBusy { plugin };
     }
     let cause = match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::StackOverflow) => "stack overflow (wasm stack limit reached)".to_owned(),

@@ -44,9 +44,17 @@ fn unreachable_is_a_crash_naming_the_plugin() {
 
 #[test]
 fn memory_grow_to_the_maximum_at_once_is_refused() {
-    let mut server = chaos(&["--memory".as_ref(), "64".as_ref()]);
+    // The plugin's own limit (64 MiB) is below the global one (256 MiB), which sizes the
+    // instance pool's memory slots: the per-call limiter, not the pool, must refuse.
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n[plugin.chaos]\nmemory_mib = 64\n",
+        fixture("chaos"),
+        plugin("conformance")
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
     // 65,536 pages is the whole 4 GiB address space of a 32-bit memory; 1,024 pages is 64 MiB
-    // on top of what the guest has, over the limit too.
+    // on top of what the guest has, over its limit too.
     for pages in [65_536, 1_024] {
         let result = call_tool(&mut server, "chaos.memory_grow", json!({ "pages": pages }));
         assert!(text(&result).starts_with("refused at"), "memory.grow({pages}) was not refused: {result}");

@@ -5,12 +5,11 @@
 //! buffered without bound), blank lines and CRLF are fine, and the `$/cancelRequest`
 //! spelling of cancellation some clients send becomes `notifications/cancelled`.
 
-use std::io;
+use std::io::{self, Read, Write};
 
 use anyhow::Result;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::McpServer;
@@ -21,15 +20,23 @@ const INVALID_REQUEST: i64 = -32600;
 const INVALID_PARAMS: i64 = -32602;
 
 /// Serves one MCP session over `input`/`output` until `input` ends.
+///
+/// Input and output each get a dedicated OS thread doing plain blocking I/O. (tokio's own
+/// stdin/stdout hand every read and write to its blocking pool, one more thread wake-up per
+/// message each way; on 2 cores that was most of a trivial call's round trip.)
 pub async fn serve<R, W>(server: McpServer, input: R, output: W, max_message_bytes: usize) -> Result<()>
 where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(256);
-    let writer = tokio::spawn(write_loop(output, out_rx));
+    let writer = std::thread::Builder::new().name("mcpbox-stdout".into()).spawn(move || write_loop(output, out_rx))?;
     let (in_tx, mut in_rx) = mpsc::channel::<ClientJsonRpcMessage>(64);
-    let reader = tokio::spawn(read_loop(input, in_tx, out_tx.clone(), max_message_bytes));
+    // Weak, so that the writer ends with the session even while the reader waits on input.
+    let replies = out_tx.downgrade();
+    std::thread::Builder::new()
+        .name("mcpbox-stdin".into())
+        .spawn(move || read_loop(input, in_tx, replies, max_message_bytes))?;
 
     let sink = futures::sink::unfold(out_tx, |tx, message: ServerJsonRpcMessage| async move {
         let mut bytes = serde_json::to_vec(&message).map_err(io::Error::other)?;
@@ -46,20 +53,22 @@ where
         // The input ended before a session began: nothing to serve.
         Err(e) => tracing::info!("no session: {e}"),
     }
-    reader.abort();
-    let _ = reader.await;
-    writer.await??;
+    // The reader thread may still be blocked in a read; it ends with the process. The writer
+    // ends once every sender (the session's sink, the reader's replies) is gone.
+    tokio::task::spawn_blocking(move || writer.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
     Ok(())
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut output: W, mut messages: mpsc::Receiver<Vec<u8>>) -> io::Result<()> {
-    while let Some(bytes) = messages.recv().await {
-        output.write_all(&bytes).await?;
+fn write_loop<W: Write>(mut output: W, mut messages: mpsc::Receiver<Vec<u8>>) -> io::Result<()> {
+    while let Some(bytes) = messages.blocking_recv() {
+        output.write_all(&bytes)?;
         // Flush once the queue is drained, not per message, when answers come in bursts.
         while let Ok(more) = messages.try_recv() {
-            output.write_all(&more).await?;
+            output.write_all(&more)?;
         }
-        output.flush().await?;
+        output.flush()?;
     }
     Ok(())
 }
@@ -188,10 +197,10 @@ fn standard_params_problem(method: &str, message: &serde_json::Map<String, Value
     }
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
+fn read_loop<R: Read>(
     mut input: R,
     messages: mpsc::Sender<ClientJsonRpcMessage>,
-    replies: mpsc::Sender<Vec<u8>>,
+    replies: mpsc::WeakSender<Vec<u8>>,
     max_message_bytes: usize,
 ) {
     let mut framer = Framer { seen_request: false };
@@ -200,9 +209,10 @@ async fn read_loop<R: AsyncRead + Unpin>(
     // After an oversized line has been answered, the rest of it is skipped up to its newline.
     let mut skipping = false;
     loop {
-        let n = match input.read(&mut chunk).await {
+        let n = match input.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 tracing::error!("cannot read stdin: {e}");
                 break;
@@ -215,7 +225,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             if !skipping {
                 if line.len() + piece.len() > max_message_bytes {
                     let message = format!("message too large: the limit is {max_message_bytes} bytes per line");
-                    if replies.send(error_line(Value::Null, INVALID_REQUEST, message)).await.is_err() {
+                    if !reply(&replies, error_line(Value::Null, INVALID_REQUEST, message)) {
                         return;
                     }
                     line.clear();
@@ -225,7 +235,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
             }
             let Some(newline) = newline else { break };
-            if !skipping && !dispatch(&mut framer, &line, &messages, &replies).await {
+            if !skipping && !dispatch(&mut framer, &line, &messages, &replies) {
                 return;
             }
             line.clear();
@@ -234,20 +244,25 @@ async fn read_loop<R: AsyncRead + Unpin>(
         }
     }
     if !skipping && !line.is_empty() {
-        dispatch(&mut framer, &line, &messages, &replies).await;
+        dispatch(&mut framer, &line, &messages, &replies);
     }
 }
 
+/// Sends an error line to the writer; false once the session is gone.
+fn reply(replies: &mpsc::WeakSender<Vec<u8>>, bytes: Vec<u8>) -> bool {
+    replies.upgrade().is_some_and(|sender| sender.blocking_send(bytes).is_ok())
+}
+
 /// Sends a framed line on; false once nobody listens any more.
-async fn dispatch(
+fn dispatch(
     framer: &mut Framer,
     line: &[u8],
     messages: &mpsc::Sender<ClientJsonRpcMessage>,
-    replies: &mpsc::Sender<Vec<u8>>,
+    replies: &mpsc::WeakSender<Vec<u8>>,
 ) -> bool {
     match framer.frame(line) {
-        Framed::Message(message) => messages.send(*message).await.is_ok(),
-        Framed::Reply(bytes) => replies.send(bytes).await.is_ok(),
+        Framed::Message(message) => messages.blocking_send(*message).is_ok(),
+        Framed::Reply(bytes) => reply(replies, bytes),
         Framed::Skip => true,
     }
 }
