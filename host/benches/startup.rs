@@ -79,7 +79,7 @@ fn main() {
     assert!(sources.iter().all(|p| p.exists()), "run scripts/build-guests.sh first (or scripts/bench.sh startup)");
     let work = std::env::temp_dir().join(format!("mcpbox-startup-{}", std::process::id()));
     println!("start-up: spawn to tools/list answered over stdio, median of {runs} (milliseconds)\n");
-    println!("| plugins | tools | compiled afresh (--no-cache) | from the cache | cached per plugin |");
+    println!("| plugins | tools (first page) | compiled afresh (--no-cache) | from the cache | cached per plugin |");
     println!("|---:|---:|---:|---:|---:|");
     for count in [1usize, 10, 50] {
         let dir = work.join(format!("{count}"));

@@ -1,6 +1,7 @@
 //! `mcpbox check`: one row per plugin file (loaded or not), as a plain-text table.
 
 use crate::catalog::{Catalog, LoadProblem};
+use crate::plugin::Plugin;
 
 /// One plugin file and what became of it.
 #[derive(Debug)]
@@ -14,7 +15,39 @@ pub struct Row {
     pub problem: String,
 }
 
-pub fn rows(catalog: &Catalog, problems: &[LoadProblem], grants: &str) -> Vec<Row> {
+/// What the policy grants a plugin, in a few words: directories (the shared roots, given as
+/// `shared`, and its own), network hosts, environment variable names.
+fn grants(plugin: &Plugin, shared: &str) -> String {
+    let policy = &plugin.policy;
+    let mut parts = Vec::new();
+    if policy.shared_roots && !shared.is_empty() {
+        parts.push(shared.to_owned());
+    }
+    for dir in &policy.dirs {
+        parts.push(format!(
+            "{} ({}{})",
+            dir.dir.path.display(),
+            if dir.dir.writable { "rw" } else { "ro" },
+            if dir.within_client_roots { ", within client roots" } else { "" }
+        ));
+    }
+    match &policy.network {
+        Some(network) => {
+            let hosts: Vec<String> = network.allow.iter().map(ToString::to_string).collect();
+            parts.push(format!("net {}{}", hosts.join(" "), if network.allow_private { " (private ok)" } else { "" }));
+        }
+        None if policy.stub_ungranted => parts.push("net stub (refuses)".into()),
+        None => {}
+    }
+    if !policy.env.is_empty() {
+        let names: Vec<&str> = policy.env.iter().map(|(name, _)| name.as_str()).collect();
+        parts.push(format!("env {}", names.join(" ")));
+    }
+    if parts.is_empty() { "none".into() } else { parts.join("; ") }
+}
+
+/// The rows of the table; `shared` describes the shared roots ("" if there are none).
+pub fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
     let mut rows: Vec<Row> = catalog
         .plugins()
         .iter()
@@ -28,7 +61,7 @@ pub fn rows(catalog: &Catalog, problems: &[LoadProblem], grants: &str) -> Vec<Ro
                 (true, n) => format!("yes, {n} template{}", if n == 1 { "" } else { "s" }),
             },
             prompts: p.prompts.len().to_string(),
-            grants: grants.to_owned(),
+            grants: grants(p, shared),
             problem: "-".into(),
         })
         .collect();

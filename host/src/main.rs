@@ -26,6 +26,9 @@ enum Command {
     /// Validate the config and every plugin without serving: print a table and exit non-zero
     /// if anything is wrong.
     Check(Box<ServeArgs>),
+    /// Compile every plugin into the compile cache ahead of time, in parallel, so that serving
+    /// starts fast (a progress line on a terminal).
+    Compile(Box<ServeArgs>),
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
         /// The `.wasm` component.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
             None => serve(cli.serve).await,
             Some(Command::Inspect { file, json, config }) => inspect(file, json, config).await,
             Some(Command::Check(args)) => check(*args).await,
+            Some(Command::Compile(args)) => compile(*args).await,
         }
     });
     // Don't wait for guests that ignore cancellation: the process is done.
@@ -166,7 +170,7 @@ async fn check(args: ServeArgs) -> Result<()> {
         .map(|r| format!("{}{}", r.path.display(), if r.writable { " (rw)" } else { " (ro)" }))
         .collect::<Vec<_>>()
         .join(", ");
-    let rows = mcpbox::check::rows(&catalog, &problems, if grants.is_empty() { "none" } else { &grants });
+    let rows = mcpbox::check::rows(&catalog, &problems, &grants);
     print!("{}", mcpbox::check::render(&rows));
     if problems.is_empty() && !rows.is_empty() {
         println!("\nok: {} plugins, {} tools", catalog.plugins().len(), catalog.tools().len());
@@ -194,6 +198,70 @@ async fn inspect(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<(
         println!("{}", serde_json::to_string_pretty(&description)?);
     } else {
         print!("{}", mcpbox::inspect::render(&description));
+    }
+    Ok(())
+}
+
+/// `mcpbox compile`: fills the compile cache for every plugin the arguments or config name.
+async fn compile(args: ServeArgs) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let settings = Settings::from_args(&args)?;
+    let Some(cache) = settings.engine.cache_dir.clone() else {
+        anyhow::bail!(
+            "compiling ahead of time fills the compile cache, which is off (--no-cache or [cache] enabled = false)"
+        );
+    };
+    let engine = build_engine(&settings.engine)?;
+    let (files, problems) = mcpbox::catalog::discover(&settings.plugin_paths);
+    for problem in &problems {
+        eprintln!("mcpbox: {:#}", problem.error);
+    }
+    if files.is_empty() {
+        anyhow::bail!("no plugin to compile: give plugin paths or a config that lists some");
+    }
+    let started = std::time::Instant::now();
+    let total = files.len();
+    let mut tasks = tokio::task::JoinSet::new();
+    for file in files {
+        let engine = engine.clone();
+        tasks.spawn_blocking(move || {
+            let began = std::time::Instant::now();
+            let result = mcpbox::plugin::compile(&engine, &file);
+            (file, result.map(|_| began.elapsed()))
+        });
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let (mut done, mut failed) = (0, 0);
+    while let Some(joined) = tasks.join_next().await {
+        let (file, result) = joined.context("a compile task failed")?;
+        done += 1;
+        match result {
+            Ok(took) if terminal => {
+                let bar = "#".repeat(done * 30 / total);
+                eprint!("\r[{bar:<30}] {done}/{total} {} ({} ms)\x1b[K", file.display(), took.as_millis());
+                let _ = std::io::stderr().flush();
+            }
+            Ok(took) => eprintln!("[{done}/{total}] compiled {} in {} ms", file.display(), took.as_millis()),
+            Err(error) => {
+                failed += 1;
+                if terminal {
+                    eprintln!();
+                }
+                eprintln!("mcpbox: {error:#}");
+            }
+        }
+    }
+    if terminal {
+        eprintln!();
+    }
+    eprintln!(
+        "compiled {} of {total} plugins in {} ms into {}",
+        total - failed,
+        started.elapsed().as_millis(),
+        cache.display()
+    );
+    if failed > 0 || !problems.is_empty() {
+        anyhow::bail!("{} plugins could not be compiled", failed + problems.len());
     }
     Ok(())
 }

@@ -98,6 +98,8 @@ pub struct CallScope {
     pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
     /// Where `sample` and `elicit` go; `None` refuses them.
     pub client: Option<Arc<dyn ClientRequests>>,
+    /// Told when the guest reports that one of its resources changed (`resource-updated`).
+    pub resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>>,
 }
 
 /// Why a call produced no result. Each variant names the plugin, and maps to one MCP outcome
@@ -274,6 +276,17 @@ impl host::Host for HostState {
 
     async fn elicit(&mut self, request: String) -> wasmtime::Result<Result<String, String>> {
         self.ask_client(ClientMethod::Elicit, request).await
+    }
+
+    fn resource_updated(&mut self, uri: String) {
+        self.event_bytes = self.event_bytes.saturating_add(EVENT_OVERHEAD + uri.len());
+        self.events_sent += 1;
+        if self.event_bytes > self.output_limit || self.events_sent > MAX_EVENTS_PER_CALL {
+            return;
+        }
+        if let Some(notify) = &self.scope.resource_updated {
+            notify(uri);
+        }
     }
 
     fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {

@@ -171,6 +171,11 @@ pub mod host {
         imports::granted_dirs()
     }
 
+    /// Tells subscribed clients that the resource at `uri` (one this plugin serves) changed.
+    pub fn resource_updated(uri: &str) {
+        imports::resource_updated(uri);
+    }
+
     /// Asks the client's model (MCP `sampling/createMessage`); `request` holds that request's
     /// params (`messages`, `maxTokens`, ...), the result is the client's result.
     pub fn sample(request: &serde_json::Value) -> Result<serde_json::Value, crate::Error> {

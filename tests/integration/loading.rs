@@ -137,6 +137,53 @@ fn check_prints_a_table_and_fails_on_any_problem() {
     let bad_config = run(&["--config".as_ref(), config.as_os_str()]);
     assert!(!bad_config.status.success());
     assert!(String::from_utf8_lossy(&bad_config.stderr).contains(&format!("{}:2:1", config.display())));
+
+    // A good config with per-plugin grants shows them; the same plugin without its grant is a
+    // problem that names the interface.
+    std::fs::remove_file(dir.path().join("broken.wasm")).unwrap();
+    std::fs::copy(fixture("net"), dir.path().join("net.wasm")).unwrap();
+    std::fs::write(&config, "plugins = [\".\"]\n[plugin.net]\nnetwork = [\"https://example.com\"]\nroots = false\n")
+        .unwrap();
+    let granted = run(&["--config".as_ref(), config.as_os_str()]);
+    let table = String::from_utf8_lossy(&granted.stdout);
+    assert!(granted.status.success(), "{table}{}", String::from_utf8_lossy(&granted.stderr));
+    let net_row = table.lines().find(|l| l.starts_with("net ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(net_row.contains("net https://example.com:443"), "{net_row}");
+    std::fs::write(&config, "plugins = [\".\"]\n").unwrap();
+    let ungranted = run(&["--config".as_ref(), config.as_os_str()]);
+    let table = String::from_utf8_lossy(&ungranted.stdout);
+    assert!(!ungranted.status.success());
+    let net_row = table.lines().find(|l| l.starts_with("net ")).unwrap_or_else(|| panic!("{table}"));
+    assert!(net_row.contains("imports `wasi:http/") && net_row.contains("no network grant"), "{net_row}");
+}
+
+#[test]
+fn compile_fills_the_cache_ahead_of_time() {
+    let dir = temp_dir();
+    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("hello"), dir.path().join("hello.wasm")).unwrap();
+    let cache = temp_dir();
+    let compile = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .arg("compile")
+        .arg(dir.path())
+        .env("MCPBOX_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&compile.stderr);
+    assert!(compile.status.success(), "{log}");
+    assert!(log.contains("compiled 2 of 2 plugins"), "{log}");
+    assert!(std::fs::read_dir(cache.path()).unwrap().next().is_some(), "the cache is empty");
+    // A file that is not a component fails the command and is named.
+    std::fs::write(dir.path().join("junk.wasm"), b"junk").unwrap();
+    let failed = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .arg("compile")
+        .arg(dir.path())
+        .env("MCPBOX_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success());
+    assert!(log.contains("junk.wasm") && log.contains("not a valid WebAssembly component"), "{log}");
 }
 
 #[test]

@@ -130,3 +130,37 @@ fn without_watching_nothing_changes_and_nothing_is_declared() {
     assert_eq!(tool_names(&mut server, json!({})), ["hello.greet"]);
     assert!(server.take_notifications("notifications/tools/list_changed").is_empty());
 }
+
+#[test]
+fn subscribers_hear_when_a_plugin_changes_a_resource() {
+    let dir = temp_dir();
+    let name = dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+    let watched = format!("file:///roots/{name}/watched.txt");
+    let mut server = Server::start(&[plugin("fs").as_os_str(), "--root-rw".as_ref(), dir.path().as_os_str()]);
+    server.initialize("2025-06-18", json!({}));
+    server.result("resources/subscribe", json!({ "uri": watched }));
+    let write = |server: &mut Server, file: &str| {
+        let path = format!("/roots/{name}/{file}");
+        let result = server
+            .result("tools/call", json!({ "name": "fs.write_file", "arguments": { "path": path, "content": "x" } }));
+        assert_eq!(result["isError"], false, "{result}");
+    };
+    write(&mut server, "other.txt");
+    write(&mut server, "watched.txt");
+    let (updated, _) = wait_notification(&mut server, "notifications/resources/updated");
+    assert_schema("2025-06-18", "ResourceUpdatedNotification", &updated);
+    assert_eq!(updated["params"]["uri"], watched);
+    assert!(server.take_notifications("notifications/resources/updated").is_empty(), "only the subscribed one");
+
+    // 2026-07-28: the subscription is part of subscriptions/listen.
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+        "_meta": modern_meta(), "notifications": { "resourceSubscriptions": [watched] } } }));
+    server.read_until(|m| m["method"] == "notifications/subscriptions/acknowledged");
+    write(&mut server, "watched.txt");
+    let modern_update = server.read_until(|m| {
+        m["method"] == "notifications/resources/updated"
+            && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+    });
+    assert_eq!(modern_update["params"]["uri"], watched);
+}

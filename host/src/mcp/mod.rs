@@ -268,15 +268,25 @@ impl McpServer {
             (self.grants().await, Arc::new(PeerClient { peer: context.peer.clone() }))
         };
         let cancel: CancellationToken = context.ct.clone();
+        let shared = self.shared.clone();
+        let resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>> =
+            Some(Arc::new(move |uri| shared.resource_updated(uri)));
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
         let output = if progress_token.is_none() && log_level.is_none() {
-            call(CallScope { grants, client_roots, cancel, events: None, client: Some(client) }).await
+            call(CallScope { grants, client_roots, cancel, events: None, client: Some(client), resource_updated }).await
         } else {
             let (sender, receiver) = mpsc::unbounded_channel();
             let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
             // The sender lives in the scope, which the call drops when it ends; that ends `forward`.
-            let scope = CallScope { grants, client_roots, cancel, events: Some(sender), client: Some(client) };
+            let scope = CallScope {
+                grants,
+                client_roots,
+                cancel,
+                events: Some(sender),
+                client: Some(client),
+                resource_updated,
+            };
             tokio::join!(call(scope), forward).0
         };
         if let Some(replay) = replay {

@@ -179,6 +179,8 @@ fn write_file(args: WriteArgs) -> Result<String, Error> {
     };
     let mut file = options.open(&path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
     std::io::Write::write_all(&mut file, args.content.as_bytes())?;
+    // Its resource (file:///roots/...) changed: subscribed clients hear of it.
+    mcpbox_sdk::host::resource_updated(&format!("file://{}", path.display()));
     Ok(format!("wrote {} bytes to {}", args.content.len(), path.display()))
 }
 
