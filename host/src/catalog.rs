@@ -277,18 +277,26 @@ impl Catalog {
         let entry = self.tool(name)?;
         let plugin = self.plugins[entry.plugin].clone();
         let local = entry.item.descriptor.name.clone();
-        let indices = plugin.exports.tools.clone()?;
-        let result = plugin
-            .run(
-                scope,
-                |r: &Result<tools::CallResult, tools::ToolError>| r.as_ref().map_or(0, call_result_size),
-                move |store, instance| {
-                    Box::pin(async move {
-                        indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+        let size = |r: &Result<tools::CallResult, tools::ToolError>| r.as_ref().map_or(0, call_result_size);
+        let result = match plugin.exports.tools.clone() {
+            Some(indices) => {
+                plugin
+                    .run(scope, size, move |store, instance| {
+                        Box::pin(async move {
+                            indices.load(&mut *store, &instance)?.call_call_tool(&mut *store, &local, &arguments).await
+                        })
                     })
-                },
-            )
-            .await;
+                    .await
+            }
+            None => {
+                let function = plugin.plain.iter().find(|(name, _)| *name == local)?.1.clone();
+                plugin
+                    .run(scope, size, move |store, instance| {
+                        Box::pin(async move { crate::plain::call(store, &instance, &function, &arguments).await })
+                    })
+                    .await
+            }
+        };
         let name = plugin.name.clone();
         Some(result.and_then(|r| {
             r.map_err(|e| match e {

@@ -12,6 +12,7 @@ pub mod guest_io;
 pub mod inspect;
 pub mod mcp;
 pub mod network;
+pub mod plain;
 pub mod plugin;
 pub mod policy;
 pub mod reload;

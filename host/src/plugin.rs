@@ -39,6 +39,9 @@ pub struct Plugin {
     pub policy: Arc<Policy>,
     /// What it asks for in its own metadata, if anything (never granted by itself).
     pub requested: Option<RequestedPolicy>,
+    /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
+    /// behind each tool, by the tool's local name.
+    pub plain: Vec<(String, crate::plain::PlainFunction)>,
 }
 
 impl Plugin {
@@ -247,8 +250,40 @@ pub async fn load(
         .with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+        let (functions, skipped) = crate::plain::discover(pre.engine(), pre.component());
+        for reason in &skipped {
+            tracing::warn!(plugin = %name, "not served as a tool: {reason}");
+        }
+        if !functions.is_empty() {
+            let (plain, descriptors): (Vec<_>, Vec<_>) =
+                functions.into_iter().map(|(f, d)| ((d.name.clone(), f), d)).unzip();
+            let tools = descriptors
+                .into_iter()
+                .map(|tool| check_tool(&prefix, tool))
+                .collect::<Result<Vec<_>>>()
+                .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
+            let requested = std::fs::read(path)
+                .map_err(anyhow::Error::from)
+                .and_then(|bytes| crate::policy::read_requested(path, &bytes))
+                .with_context(|| format!("plugin `{name}`"))?;
+            return Ok(Plugin {
+                name,
+                prefix,
+                path: path.to_owned(),
+                pre,
+                exports,
+                tools,
+                templates: Vec::new(),
+                prompts: Vec::new(),
+                limits,
+                slots: None,
+                policy,
+                requested,
+                plain,
+            });
+        }
         bail!(
-            "plugin `{name}` ({}) exports none of {}, {}, {}: is it built against the mcpbox:plugin WIT package?",
+            "plugin `{name}` ({}) exports none of {}, {}, {} and no plain functions: is it built against the mcpbox:plugin WIT package?",
             path.display(),
             export_names::TOOLS,
             export_names::RESOURCES,
@@ -307,6 +342,7 @@ pub async fn load(
         slots: None,
         policy,
         requested,
+        plain: Vec::new(),
     })
 }
 

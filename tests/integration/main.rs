@@ -7,6 +7,7 @@ mod hostile;
 mod http;
 mod loading;
 mod network;
+mod plain;
 mod protocol;
 mod real_client;
 mod reload;
