@@ -621,3 +621,55 @@ pub const fn __policy_bytes<const N: usize>(text: &str) -> [u8; N] {
     }
     out
 }
+
+/// Declares tools as plain annotated functions: the function's name is the tool's name, its doc
+/// comment the description, its argument type (`Deserialize + JsonSchema`) the input schema,
+/// and its return type the output (`Json<T>` for structured content with an output schema).
+/// For each function `f` it also defines `f::tool()`, the [`Tool`] to register.
+///
+/// ```
+/// use mcpbox_sdk::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Greet {
+///     /// Who to greet.
+///     name: String,
+/// }
+///
+/// mcpbox_sdk::tools! {
+///     /// Greets someone by name.
+///     pub fn greet(args: Greet) -> Result<String, Error> {
+///         Ok(format!("Hello, {}!", args.name))
+///     }
+/// }
+///
+/// let plugin = Plugin::new().tool(greet::tool());
+/// # let _ = plugin;
+/// ```
+///
+/// Only doc comments may precede each `fn`; annotate further with the builder, for example
+/// `greet::tool().read_only()`.
+#[macro_export]
+macro_rules! tools {
+    ($(
+        $(#[doc = $doc:literal])*
+        $vis:vis fn $name:ident($arg:ident : $argty:ty) -> $ret:ty $body:block
+    )*) => {$(
+        $(#[doc = $doc])*
+        $vis fn $name($arg: $argty) -> $ret $body
+
+        #[doc = concat!("The `", stringify!($name), "` tool.")]
+        $vis mod $name {
+            /// The tool, named after the function and described by its doc comment.
+            pub fn tool() -> $crate::Tool {
+                $crate::Tool::new(stringify!($name), &$crate::__doc_text(&[$($doc),*]), super::$name)
+            }
+        }
+    )*};
+}
+
+/// A doc comment's lines as one description: trimmed, joined with line breaks.
+#[doc(hidden)]
+pub fn __doc_text(lines: &[&str]) -> String {
+    lines.iter().map(|line| line.trim()).collect::<Vec<_>>().join("\n").trim().to_owned()
+}

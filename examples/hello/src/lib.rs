@@ -1,4 +1,5 @@
-//! The smallest useful mcpbox plugin: one tool, written with the Rust SDK.
+//! The smallest useful mcpbox plugin: one tool, written with the Rust SDK as an annotated
+//! function.
 
 use mcpbox_sdk::prelude::*;
 
@@ -9,8 +10,15 @@ struct Greet {
     name: String,
 }
 
+mcpbox_sdk::tools! {
+    /// Greets someone by name
+    fn greet(args: Greet) -> Result<String, Error> {
+        Ok(format!("Hello, {}!", args.name))
+    }
+}
+
 fn plugin() -> Plugin {
-    Plugin::new().tool(Tool::new("greet", "Greets someone by name", |args: Greet| Ok(format!("Hello, {}!", args.name))))
+    Plugin::new().tool(greet::tool())
 }
 
 mcpbox_sdk::export_plugin!(plugin);
