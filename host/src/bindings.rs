@@ -23,3 +23,13 @@ pub mod export_names {
     pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.0";
     pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.0";
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wit_reference_shows_the_current_package() {
+        let reference = include_str!("../../docs/wit.md");
+        let package = include_str!("../../wit/plugin.wit");
+        assert!(reference.contains(package), "docs/wit.md is out of date: copy wit/plugin.wit into it");
+    }
+}
