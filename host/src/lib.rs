@@ -18,3 +18,4 @@ pub mod policy;
 pub mod reload;
 pub mod roots;
 pub mod sandbox;
+pub mod template;
