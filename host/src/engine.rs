@@ -80,6 +80,8 @@ fn pooling_config(max_memory_bytes: usize) -> wasmtime::PoolingAllocationConfig 
     // A Rust component holds its main module and a few small shim modules.
     pool.total_core_instances(POOL_INSTANCES * 4);
     pool.total_memories(POOL_INSTANCES);
+    // Every running call holds a fiber stack (wasmtime's default pool has 1,000).
+    pool.total_stacks(POOL_INSTANCES);
     pool.total_tables(POOL_INSTANCES * 4);
     pool.max_memories_per_component(2);
     // Each memory slot reserves address space for the largest memory limit (the resource
