@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+#[path = "common/http_client.rs"]
+mod http_client;
+use http_client::{MODERN_META, open_session, post};
 
 /// One server under test.
 struct Server {
@@ -71,9 +73,9 @@ struct StdioClient {
 }
 
 impl StdioClient {
-    fn start(server: &Server) -> StdioClient {
+    fn start(server: &Server, extra: &[&str]) -> StdioClient {
         let mut child =
-            server.command(&[]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+            server.command(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut client = StdioClient { child, stdin, stdout };
@@ -103,7 +105,7 @@ impl StdioClient {
 
 /// `in_flight` pipelined calls on one stdio connection for `seconds`.
 fn run_stdio(server: &Server, in_flight: usize, seconds: f64) -> (Stats, u64) {
-    let mut client = StdioClient::start(server);
+    let mut client = StdioClient::start(server, &[]);
     let call = |id: u64| {
         json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": { "name": server.tool, "arguments": { "text": "hello" } } })
@@ -144,15 +146,7 @@ fn cold_start(server: &Server, extra: &[&str], runs: usize) -> Duration {
     let mut samples: Vec<Duration> = (0..runs)
         .map(|_| {
             let started = Instant::now();
-            let mut child =
-                server.command(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let stdout = BufReader::new(child.stdout.take().unwrap());
-            let mut client = StdioClient { child, stdin, stdout };
-            client.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } }));
-            client.receive();
-            client.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+            let mut client = StdioClient::start(server, extra);
             client.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
             let tools = client.receive();
             assert!(!tools["result"]["tools"].as_array().unwrap().is_empty());
@@ -164,36 +158,6 @@ fn cold_start(server: &Server, extra: &[&str], runs: usize) -> Duration {
         .collect();
     samples.sort();
     samples[runs / 2]
-}
-
-async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    body: String,
-    headers: &[(&'static str, String)],
-) -> (u16, Option<String>, String) {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body);
-    for (name, value) in headers {
-        request = request.header(*name, value);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
-    (status, session, response.text().await.unwrap())
-}
-
-async fn open_session(client: &reqwest::Client, url: &str) -> String {
-    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } });
-    let (_, session, _) = post(client, url, init.to_string(), &[]).await;
-    let session = session.expect("a session id");
-    let headers = [("mcp-session-id", session.clone()), ("mcp-protocol-version", "2025-11-25".to_owned())];
-    post(client, url, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string(), &headers).await;
-    session
 }
 
 /// `lanes` concurrent request loops over HTTP for `seconds`.

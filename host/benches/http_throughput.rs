@@ -8,42 +8,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+#[path = "common/http_client.rs"]
+mod http_client;
+use http_client::{MODERN_META, open_session, post};
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    body: String,
-    headers: &[(&'static str, String)],
-) -> (u16, Option<String>, String) {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body);
-    for (name, value) in headers {
-        request = request.header(*name, value);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
-    (status, session, response.text().await.unwrap())
-}
-
-async fn open_session(client: &reqwest::Client, url: &str) -> String {
-    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } });
-    let (_, session, _) = post(client, url, init.to_string(), &[]).await;
-    let session = session.unwrap();
-    let headers = [("mcp-session-id", session.clone()), ("mcp-protocol-version", "2025-11-25".to_owned())];
-    post(client, url, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string(), &headers).await;
-    session
 }
 
 #[derive(Clone, Copy, PartialEq)]

@@ -191,24 +191,21 @@ fn to_val(ty: &Type, value: &Value, path: &str) -> Result<Val, String> {
         }
         Type::String => Val::String(value.as_str().ok_or_else(|| format!("`{path}` must be a string"))?.to_owned()),
         Type::List(_) | Type::FixedLengthList(_) if !value.is_array() => return bad("an array"),
-        Type::List(list) => Val::List(
-            value
+        Type::List(_) | Type::FixedLengthList(_) => {
+            let item = match ty {
+                Type::List(list) => list.ty(),
+                Type::FixedLengthList(list) => list.ty(),
+                _ => unreachable!("matched above"),
+            };
+            let items = value
                 .as_array()
                 .into_iter()
                 .flatten()
                 .enumerate()
-                .map(|(i, v)| to_val(&list.ty(), v, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
-        Type::FixedLengthList(list) => Val::FixedLengthList(
-            value
-                .as_array()
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .map(|(i, v)| to_val(&list.ty(), v, &format!("{path}[{i}]")))
-                .collect::<Result<_, _>>()?,
-        ),
+                .map(|(i, v)| to_val(&item, v, &format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?;
+            if matches!(ty, Type::List(_)) { Val::List(items) } else { Val::FixedLengthList(items) }
+        }
         Type::Record(record) => {
             let Some(object) = value.as_object() else { return bad("an object") };
             let mut fields = Vec::new();

@@ -249,73 +249,32 @@ pub async fn load(
         .and_then(|bytes| crate::policy::read_requested(path, &bytes))
         .with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
-    if exports.tools.is_none() && exports.resources.is_none() && exports.prompts.is_none() {
+    let (tools, templates, prompts, plain) = if exports.tools.is_some()
+        || exports.resources.is_some()
+        || exports.prompts.is_some()
+    {
+        let (tools, templates, prompts) = describe(&name, &pre, &exports, limits)
+            .await
+            .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
+        (tools, templates, prompts, Vec::new())
+    } else {
+        // Not our world: perhaps a plain component, its exported functions the tools.
         let (functions, skipped) = crate::plain::discover(pre.engine(), pre.component());
         for reason in &skipped {
             tracing::warn!(plugin = %name, "not served as a tool: {reason}");
         }
-        if !functions.is_empty() {
-            let (plain, descriptors): (Vec<_>, Vec<_>) =
-                functions.into_iter().map(|(f, d)| ((d.name.clone(), f), d)).unzip();
-            let tools = descriptors
-                .into_iter()
-                .map(|tool| check_tool(&prefix, tool))
-                .collect::<Result<Vec<_>>>()
-                .with_context(|| format!("plugin `{name}` ({})", path.display()))?;
-            let requested = std::fs::read(path)
-                .map_err(anyhow::Error::from)
-                .and_then(|bytes| crate::policy::read_requested(path, &bytes))
-                .with_context(|| format!("plugin `{name}`"))?;
-            return Ok(Plugin {
-                name,
-                prefix,
-                path: path.to_owned(),
-                pre,
-                exports,
-                tools,
-                templates: Vec::new(),
-                prompts: Vec::new(),
-                limits,
-                slots: None,
-                policy,
-                requested,
-                plain,
-            });
+        if functions.is_empty() {
+            bail!(
+                "plugin `{name}` ({}) exports none of {}, {}, {} and no plain functions: is it built against the mcpbox:plugin WIT package?",
+                path.display(),
+                export_names::TOOLS,
+                export_names::RESOURCES,
+                export_names::PROMPTS
+            );
         }
-        bail!(
-            "plugin `{name}` ({}) exports none of {}, {}, {} and no plain functions: is it built against the mcpbox:plugin WIT package?",
-            path.display(),
-            export_names::TOOLS,
-            export_names::RESOURCES,
-            export_names::PROMPTS
-        );
-    }
-    // Describing a plugin gets a short deadline: it should only return constants.
-    let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
-    let described = exports.clone();
-    let (tools, templates, prompts) =
-        run_call(&name, &pre, describe_limits, &Policy::default(), CallScope::default(), move |store, instance| {
-            Box::pin(async move {
-                let tools = match &described.tools {
-                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
-                    None => Vec::new(),
-                };
-                let templates = match &described.resources {
-                    Some(indices) => {
-                        indices.load(&mut *store, &instance)?.call_list_resource_templates(&mut *store).await?
-                    }
-                    None => Vec::new(),
-                };
-                let prompts = match &described.prompts {
-                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
-                    None => Vec::new(),
-                };
-                Ok((tools, templates, prompts))
-            })
-        })
-        .await
-        .map(|(described, _)| described)
-        .with_context(|| format!("cannot describe plugin `{name}` ({})", path.display()))?;
+        let (plain, tools) = functions.into_iter().map(|(f, d)| ((d.name.clone(), f), d)).unzip();
+        (tools, Vec::new(), Vec::new(), plain)
+    };
 
     let tools = tools
         .into_iter()
@@ -342,8 +301,42 @@ pub async fn load(
         slots: None,
         policy,
         requested,
-        plain: Vec::new(),
+        plain,
     })
+}
+
+/// Asks a fresh instance for the plugin's tools, resource templates and prompts, under a short
+/// deadline: describing should only return constants.
+async fn describe(
+    name: &Arc<str>,
+    pre: &InstancePre<HostState>,
+    exports: &Exports,
+    limits: Limits,
+) -> Result<(Vec<tools::Tool>, Vec<resources::ResourceTemplate>, Vec<prompts::Prompt>)> {
+    let describe_limits = Limits { timeout: limits.timeout.min(Duration::from_secs(10)), ..limits };
+    let described = exports.clone();
+    let ((tools, templates, prompts), _) =
+        run_call(name, pre, describe_limits, &Policy::default(), CallScope::default(), move |store, instance| {
+            Box::pin(async move {
+                let tools = match &described.tools {
+                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_tools(&mut *store).await?,
+                    None => Vec::new(),
+                };
+                let templates = match &described.resources {
+                    Some(indices) => {
+                        indices.load(&mut *store, &instance)?.call_list_resource_templates(&mut *store).await?
+                    }
+                    None => Vec::new(),
+                };
+                let prompts = match &described.prompts {
+                    Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
+                    None => Vec::new(),
+                };
+                Ok((tools, templates, prompts))
+            })
+        })
+        .await?;
+    Ok((tools, templates, prompts))
 }
 
 fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {

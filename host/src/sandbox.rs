@@ -209,18 +209,23 @@ impl WasiHttpView for HostState {
 }
 
 impl HostState {
-    fn send(&mut self, event: GuestEvent, bytes: usize) {
+    /// Counts an event of `bytes` (log, progress, resource update) against the call's output
+    /// limit and event cap; false if it must be dropped. Over the output limit, the next epoch
+    /// check ends the call with the output-limit error.
+    fn admit(&mut self, bytes: usize) -> bool {
         self.event_bytes = self.event_bytes.saturating_add(bytes);
-        if self.event_bytes > self.output_limit {
-            // Dropped here; the next epoch check ends the call with the output-limit error.
-            return;
-        }
-        let Some(events) = &self.scope.events else { return };
         self.events_sent += 1;
-        if self.events_sent <= MAX_EVENTS_PER_CALL {
-            let _ = events.send(event);
-        } else if self.events_sent == MAX_EVENTS_PER_CALL + 1 {
+        if self.events_sent == MAX_EVENTS_PER_CALL + 1 {
             tracing::warn!(plugin = %self.plugin, "plugin sent more than {MAX_EVENTS_PER_CALL} log/progress events in one call; dropping the rest");
+        }
+        self.event_bytes <= self.output_limit && self.events_sent <= MAX_EVENTS_PER_CALL
+    }
+
+    fn send(&mut self, event: GuestEvent, bytes: usize) {
+        if self.admit(bytes)
+            && let Some(events) = &self.scope.events
+        {
+            let _ = events.send(event);
         }
     }
 }
@@ -279,12 +284,9 @@ impl host::Host for HostState {
     }
 
     fn resource_updated(&mut self, uri: String) {
-        self.event_bytes = self.event_bytes.saturating_add(EVENT_OVERHEAD + uri.len());
-        self.events_sent += 1;
-        if self.event_bytes > self.output_limit || self.events_sent > MAX_EVENTS_PER_CALL {
-            return;
-        }
-        if let Some(notify) = &self.scope.resource_updated {
+        if self.admit(EVENT_OVERHEAD + uri.len())
+            && let Some(notify) = &self.scope.resource_updated
+        {
             notify(uri);
         }
     }

@@ -73,30 +73,8 @@ strip = "debuginfo"
     )
 }
 
-const LIB_RS: &str = r#"//! An mcpbox plugin: MCP tools as a sandboxed WebAssembly component.
-
-use mcpbox_sdk::prelude::*;
-
-/// Arguments of `greet`; doc comments become the input schema's descriptions.
-#[derive(Deserialize, JsonSchema)]
-struct Greet {
-    /// Who to greet.
-    name: String,
-}
-
-mcpbox_sdk::tools! {
-    /// Greets someone by name.
-    fn greet(args: Greet) -> Result<String, Error> {
-        Ok(format!("Hello, {}!", args.name))
-    }
-}
-
-fn plugin() -> Plugin {
-    Plugin::new().tool(greet::tool())
-}
-
-mcpbox_sdk::export_plugin!(plugin);
-"#;
+/// The template's code is the `hello` example, which the tests build and call.
+const LIB_RS: &str = include_str!("../../examples/hello/src/lib.rs");
 
 fn readme(name: &str, crate_name: &str) -> String {
     format!(

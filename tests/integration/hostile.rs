@@ -7,25 +7,6 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
-}
-
-/// Starts chaos beside the conformance plugin (the bystander).
-fn chaos(extra: &[&std::ffi::OsStr]) -> Server {
-    let mut args = vec![fixture("chaos").into_os_string(), plugin("conformance").into_os_string()];
-    args.extend(extra.iter().map(Into::into));
-    let mut server = Server::start(&args);
-    server.initialize("2025-06-18", json!({}));
-    server
-}
-
-/// The host is up and another plugin answers.
-fn assert_still_serving(server: &mut Server) {
-    let result = call_tool(server, "conformance.test_simple_text", json!({}));
-    assert_eq!(result["isError"], false, "the bystander plugin failed: {result}");
-}
-
 fn assert_error(result: &Value, needles: &[&str]) {
     assert_eq!(result["isError"], true, "{result}");
     let message = text(result);
@@ -66,7 +47,7 @@ fn memory_grow_to_the_maximum_at_once_is_refused() {
 
 #[test]
 fn a_one_gib_string_and_millions_of_blocks_stop_at_a_limit() {
-    let mut server = chaos(&["--memory".as_ref(), "2048".as_ref(), "--max-output".as_ref(), "16".as_ref()]);
+    let mut server = chaos(&["--memory", "2048", "--max-output", "16"]);
     let huge = call_tool(&mut server, "chaos.big_output", json!({ "bytes": 1u64 << 30 }));
     assert_error(&huge, &["plugin `chaos`"]);
     let message = text(&huge);
@@ -83,7 +64,7 @@ fn a_one_gib_string_and_millions_of_blocks_stop_at_a_limit() {
 
 #[test]
 fn log_bytes_count_against_the_output_limit() {
-    let mut server = chaos(&["--max-output".as_ref(), "1".as_ref()]);
+    let mut server = chaos(&["--max-output", "1"]);
     // 25,000 progress reports of 64 bytes each: 1.6 MB of notifications, over 1 MiB.
     let result = call_tool(&mut server, "chaos.log_flood", json!({ "bytes": 25_000 }));
     assert_error(&result, &["plugin `chaos` sent", "over its output limit of 1 MiB"]);
@@ -128,7 +109,7 @@ impl Grants {
     }
 
     fn serve(&self) -> Server {
-        chaos(&["--root".as_ref(), self.path("ro").as_os_str(), "--root-rw".as_ref(), self.path("rw").as_os_str()])
+        chaos(&["--root", self.path("ro").to_str().unwrap(), "--root-rw", self.path("rw").to_str().unwrap()])
     }
 
     /// Everything under the outer directory, for "nothing else was written".

@@ -73,12 +73,7 @@ fn a_bad_config_names_file_line_and_key() {
 
 #[test]
 fn inspect_shows_exports_imports_and_descriptors() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["inspect", "--json"])
-        .arg(plugin("conformance"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .output()
-        .unwrap();
+    let output = mcpbox("inspect").args(["--json"]).arg(plugin("conformance")).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let description: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(description["exports"].as_array().unwrap().contains(&json!("mcpbox:plugin/tools@0.1.0")));
@@ -94,12 +89,7 @@ fn inspect_shows_exports_imports_and_descriptors() {
     );
     assert!(description["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "test://static-text"));
 
-    let text = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg("inspect")
-        .arg(fixture("tools_only"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .output()
-        .unwrap();
+    let text = mcpbox("inspect").arg(fixture("tools_only")).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("tools_only.ping: Answers pong"), "{text}");
     assert!(!text.contains("mcpbox:plugin/resources"), "{text}");
@@ -109,14 +99,7 @@ fn inspect_shows_exports_imports_and_descriptors() {
 fn check_prints_a_table_and_fails_on_any_problem() {
     let dir = temp_dir();
     std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
-    let run = |args: &[&std::ffi::OsStr]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-            .arg("check")
-            .args(args)
-            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&std::ffi::OsStr]| mcpbox("check").args(args).output().unwrap();
     let good = run(&[dir.path().as_os_str(), "--root".as_ref(), dir.path().as_os_str()]);
     let table = String::from_utf8_lossy(&good.stdout);
     assert!(good.status.success(), "{table}{}", String::from_utf8_lossy(&good.stderr));
@@ -163,24 +146,14 @@ fn compile_fills_the_cache_ahead_of_time() {
     std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
     std::fs::copy(fixture("hello"), dir.path().join("hello.wasm")).unwrap();
     let cache = temp_dir();
-    let compile = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg("compile")
-        .arg(dir.path())
-        .env("MCPBOX_CACHE_DIR", cache.path())
-        .output()
-        .unwrap();
+    let compile = mcpbox("compile").arg(dir.path()).env("MCPBOX_CACHE_DIR", cache.path()).output().unwrap();
     let log = String::from_utf8_lossy(&compile.stderr);
     assert!(compile.status.success(), "{log}");
     assert!(log.contains("compiled 2 of 2 plugins"), "{log}");
     assert!(std::fs::read_dir(cache.path()).unwrap().next().is_some(), "the cache is empty");
     // A file that is not a component fails the command and is named.
     std::fs::write(dir.path().join("junk.wasm"), b"junk").unwrap();
-    let failed = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg("compile")
-        .arg(dir.path())
-        .env("MCPBOX_CACHE_DIR", cache.path())
-        .output()
-        .unwrap();
+    let failed = mcpbox("compile").arg(dir.path()).env("MCPBOX_CACHE_DIR", cache.path()).output().unwrap();
     let log = String::from_utf8_lossy(&failed.stderr);
     assert!(!failed.status.success());
     assert!(log.contains("junk.wasm") && log.contains("not a valid WebAssembly component"), "{log}");
@@ -279,11 +252,7 @@ fn a_plugin_sees_only_the_environment_the_operator_configured() {
 fn new_creates_a_plugin_that_builds_with_one_command_and_serves() {
     guests(); // the guest toolchain is set up, and the shared guest target dir holds the SDK's deps
     let dir = temp_dir();
-    let created = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["new", "my-tool", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let created = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
     let project = dir.path().join("my-tool");
     // The one command, with the repository's guest target dir so the SDK's dependencies are
@@ -304,10 +273,6 @@ fn new_creates_a_plugin_that_builds_with_one_command_and_serves() {
     let hello = server.result("tools/call", json!({ "name": "my_tool.greet", "arguments": { "name": "you" } }));
     assert_eq!(text(&hello), "Hello, you!");
 
-    let again = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["new", "my-tool", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let again = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
 }

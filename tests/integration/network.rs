@@ -69,10 +69,6 @@ fn serve(policy: &str) -> (Server, ConfigFile) {
     (server, config)
 }
 
-fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
-}
-
 fn fetch(server: &mut Server, url: &str, redirects: u32) -> Value {
     call_tool(server, "net.fetch", json!({ "url": url, "redirects": redirects }))
 }
@@ -80,11 +76,6 @@ fn fetch(server: &mut Server, url: &str, redirects: u32) -> Value {
 fn assert_refused(result: &Value, code: &str) {
     assert_eq!(result["isError"], true, "{result}");
     assert!(text(result).contains(code), "expected {code}: {result}");
-}
-
-fn assert_still_serving(server: &mut Server) {
-    let result = call_tool(server, "conformance.test_simple_text", json!({}));
-    assert_eq!(result["isError"], false, "{result}");
 }
 
 #[test]
@@ -187,13 +178,7 @@ fn sockets_and_dns_stay_off_even_with_a_network_grant() {
 fn inspect_shows_requested_grants_beside_the_configured_ones() {
     let config =
         ConfigFile::new("[plugin.net]\nnetwork = [\"https://example.com\"]\nenv = { NET_TOKEN = \"t0ken\" }\n");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg("inspect")
-        .arg(fixture("net"))
-        .args(config.args())
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .output()
-        .unwrap();
+    let output = mcpbox("inspect").arg(fixture("net")).args(config.args()).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("reason given: fetches the URLs it is given"), "{stdout}");
@@ -203,12 +188,7 @@ fn inspect_shows_requested_grants_beside_the_configured_ones() {
     assert!(stdout.contains("loads under this policy: yes"), "{stdout}");
 
     // Without a config: the request is shown, nothing is granted, and the load problem is named.
-    let bare = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["inspect", "--json"])
-        .arg(fixture("net"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .output()
-        .unwrap();
+    let bare = mcpbox("inspect").args(["--json"]).arg(fixture("net")).output().unwrap();
     let description: Value = serde_json::from_slice(&bare.stdout).unwrap();
     assert_eq!(description["requested"]["network"], json!(["https://example.com", "http://127.0.0.1"]));
     assert_eq!(description["granted"]["network"], Value::Null);

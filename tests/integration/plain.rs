@@ -5,10 +5,6 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-fn call(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
-}
-
 #[test]
 fn exported_functions_are_tools_with_schemas_from_their_types() {
     let mut server = Server::start(&[fixture("plain")]);
@@ -22,36 +18,36 @@ fn exported_functions_are_tools_with_schemas_from_their_types() {
     assert_eq!(transform["required"], json!(["input", "options"]));
 
     // Variants: a case with a payload is an object, one without is its name.
-    let area = |server: &mut Server, shape: Value| text(&call(server, "plain.area", json!({ "shape": shape })));
+    let area = |server: &mut Server, shape: Value| text(&call_tool(server, "plain.area", json!({ "shape": shape })));
     assert!(area(&mut server, json!({ "circle": 1.0 })).starts_with("3.14159"));
     assert_eq!(area(&mut server, json!({ "rectangle": [2, 3.5] })), "7.0");
     assert_eq!(area(&mut server, json!("point")), "0.0");
 
     // A WIT result: ok is the value, err an isError result.
-    let quotient = call(&mut server, "plain.divide", json!({ "a": 6, "b": 3 }));
+    let quotient = call_tool(&mut server, "plain.divide", json!({ "a": 6, "b": 3 }));
     assert_eq!(quotient["structuredContent"], json!({ "result": 2.0 }));
-    let by_zero = call(&mut server, "plain.divide", json!({ "a": 1, "b": 0 }));
+    let by_zero = call_tool(&mut server, "plain.divide", json!({ "a": 1, "b": 0 }));
     assert_eq!(by_zero["isError"], true);
     assert_eq!(text(&by_zero), "division by zero");
 
     // Flags, lists and options (an absent option is none).
-    let limited = call(
+    let limited = call_tool(
         &mut server,
         "plain.describe",
         json!({ "permissions": ["read", "exec"], "tags": ["a", "b", "c"], "limit": 2 }),
     );
     assert_eq!(text(&limited), "can read+exec; tags a,b");
-    let all = call(&mut server, "plain.describe", json!({ "permissions": [], "tags": ["x"] }));
+    let all = call_tool(&mut server, "plain.describe", json!({ "permissions": [], "tags": ["x"] }));
     assert_eq!(text(&all), "can ; tags x");
 
     // Records and enums inside an exported interface.
-    let shout = call(
+    let shout = call_tool(
         &mut server,
         "plain.text.transform",
         json!({ "input": "Hi", "options": { "style": "upper", "repeat": 2 } }),
     );
     assert_eq!(text(&shout), "HIHI");
-    let words = call(&mut server, "plain.text.words", json!({ "input": "one two  three" }));
+    let words = call_tool(&mut server, "plain.text.words", json!({ "input": "one two  three" }));
     assert_eq!(words["structuredContent"], json!({ "result": ["one", "two", "three"] }));
 
     // Arguments that do not fit the types are the model's to correct, with the reason.
@@ -70,7 +66,7 @@ fn exported_functions_are_tools_with_schemas_from_their_types() {
         ),
         ("plain.divide", json!({ "a": 1, "b": 2, "c": 3 }), "unknown argument `c`"),
     ] {
-        let result = call(&mut server, tool, arguments);
+        let result = call_tool(&mut server, tool, arguments);
         assert_eq!(result["isError"], true, "{result}");
         assert!(text(&result).contains(reason), "{tool}: {result}");
     }

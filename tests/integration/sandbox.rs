@@ -3,21 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
-
-fn chaos(extra: &[&str]) -> Server {
-    let mut args = vec![fixture("chaos").into_os_string(), plugin("conformance").into_os_string()];
-    args.extend(extra.iter().map(Into::into));
-    let mut server = Server::start(&args);
-    server.initialize("2025-06-18", json!({}));
-    server
-}
-
-fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
-    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
-}
 
 #[test]
 fn a_trapping_guest_becomes_an_error_result_and_the_host_goes_on() {

@@ -182,15 +182,19 @@ pub struct McpServer {
     roots: Arc<watch::Sender<RootsState>>,
     /// Resource URIs this session subscribed to (legacy `resources/subscribe`).
     subscriptions: Arc<Mutex<BTreeSet<String>>>,
+    /// What a guest's `resource-updated` calls (made once, shared by every call's scope).
+    resource_updated: Arc<dyn Fn(String) + Send + Sync>,
 }
 
 impl McpServer {
     pub fn new(shared: Arc<Shared>) -> Self {
+        let announcer = shared.clone();
         McpServer {
             shared,
             log_level: Arc::new(Mutex::new(None)),
             roots: Arc::new(watch::channel(RootsState::NotDeclared).0),
             subscriptions: Arc::default(),
+            resource_updated: Arc::new(move |uri| announcer.resource_updated(uri)),
         }
     }
 
@@ -268,9 +272,7 @@ impl McpServer {
             (self.grants().await, Arc::new(PeerClient { peer: context.peer.clone() }))
         };
         let cancel: CancellationToken = context.ct.clone();
-        let shared = self.shared.clone();
-        let resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>> =
-            Some(Arc::new(move |uri| shared.resource_updated(uri)));
+        let resource_updated = Some(self.resource_updated.clone());
         let progress_token = context.meta.get_progress_token();
         let log_level = self.request_log_level(context);
         let output = if progress_token.is_none() && log_level.is_none() {

@@ -45,6 +45,13 @@ pub fn fixture(name: &str) -> PathBuf {
     guests().join("test-plugins").join(format!("{name}.wasm"))
 }
 
+/// `mcpbox SUBCOMMAND`, using the tests' shared compile cache; add arguments and run it.
+pub fn mcpbox(subcommand: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
+    command.arg(subcommand).env("MCPBOX_CACHE_DIR", cache_dir());
+    command
+}
+
 fn cache_dir() -> PathBuf {
     repo_root().join("target").join("test-compile-cache")
 }
@@ -297,6 +304,27 @@ pub fn assert_schema(version: &str, name: &str, value: &Value) {
 }
 
 /// A temporary directory tree for grants.
+/// `tools/call` of `name` with `arguments`; the result.
+pub fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
+    server.result("tools/call", json!({ "name": name, "arguments": arguments }))
+}
+
+/// The chaos fixture beside the conformance plugin (a bystander that must keep answering),
+/// initialized; `extra` are more `serve` arguments.
+pub fn chaos(extra: &[&str]) -> Server {
+    let mut args = vec![fixture("chaos").into_os_string(), plugin("conformance").into_os_string()];
+    args.extend(extra.iter().map(Into::into));
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    server
+}
+
+/// The host is up and the conformance plugin (the bystander) still answers.
+pub fn assert_still_serving(server: &mut Server) {
+    let result = call_tool(server, "conformance.test_simple_text", json!({}));
+    assert_eq!(result["isError"], false, "the bystander plugin failed: {result}");
+}
+
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("mcpbox-test").tempdir().unwrap()
 }
