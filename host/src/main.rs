@@ -29,16 +29,18 @@ enum Command {
     /// Compile every plugin into the compile cache ahead of time, in parallel, so that serving
     /// starts fast (a progress line on a terminal).
     Compile(Box<ServeArgs>),
-    /// Create a new Rust plugin project from the template: one tool, ready to build with
-    /// `cargo build --release --target wasm32-wasip2`.
+    /// Create a plugin project in Rust, Python or JavaScript, ready to build with one command.
     New {
         /// The plugin's name (a crate name: letters, digits, `-`, `_`).
         name: String,
         /// Where to create it [default: the current directory].
         #[arg(long, value_name = "DIR", default_value = ".")]
         dir: PathBuf,
-        /// The mcpbox SDK to depend on [default: the `sdk/` of the mcpbox checkout this binary
-        /// was built from].
+        /// The plugin's language.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: mcpbox::template::Lang,
+        /// Rust only: the mcpbox SDK to depend on [default: the `sdk/` of the mcpbox checkout
+        /// this binary was built from].
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
@@ -80,7 +82,7 @@ fn main() -> ExitCode {
             Some(Command::Inspect { file, json, config }) => inspect(file, json, config).await,
             Some(Command::Check(args)) => check(*args).await,
             Some(Command::Compile(args)) => compile(*args).await,
-            Some(Command::New { name, dir, sdk }) => mcpbox::template::create(&name, &dir, sdk.as_deref()),
+            Some(Command::New { name, dir, lang, sdk }) => mcpbox::template::create(&name, &dir, lang, sdk.as_deref()),
         }
     });
     // Don't wait for guests that ignore cancellation: the process is done.

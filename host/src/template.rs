@@ -1,45 +1,118 @@
-//! `mcpbox new NAME`: a Rust plugin project that builds with one command.
+//! `mcpbox new NAME [--lang rust|python|js]`: a plugin project that builds with one command.
+//! Each template's code is an example of this repository (`examples/`), which the tests create,
+//! build and call through mcpbox, so the templates and the guides cannot rot.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+/// The language of a new plugin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// Rust with the mcpbox SDK (`cargo build --release --target wasm32-wasip2`).
+    Rust,
+    /// Python with componentize-py (`./build.sh`).
+    Python,
+    /// JavaScript with componentize-js (`npm install && npm run build`).
+    #[value(alias = "javascript")]
+    Js,
+}
 
 /// The SDK of the checkout this binary was built from.
 fn default_sdk() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk")
 }
 
-/// Creates `dir/name/` with a one-tool plugin depending on the SDK at `sdk`.
-pub fn create(name: &str, dir: &Path, sdk: Option<&Path>) -> Result<()> {
+/// Creates `dir/name/` with a small plugin in `lang`. Rust plugins depend on the SDK at `sdk`;
+/// Python and JavaScript ones get the helper module and the WIT package as files of their own.
+pub fn create(name: &str, dir: &Path, lang: Lang, sdk: Option<&Path>) -> Result<()> {
     let valid = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         && name.starts_with(|c: char| c.is_ascii_alphabetic());
     if !valid {
         bail!("`{name}` is not a valid plugin name: use letters, digits, `-` and `_`, starting with a letter");
     }
-    let sdk = sdk.map(Path::to_owned).unwrap_or_else(default_sdk);
-    let sdk = sdk
-        .canonicalize()
-        .with_context(|| format!("the mcpbox SDK is not at {} (give its directory with --sdk)", sdk.display()))?;
     let root = dir.join(name);
     if root.exists() {
         bail!("{} exists already", root.display());
     }
-    std::fs::create_dir_all(root.join("src")).with_context(|| format!("cannot create {}", root.display()))?;
-    let crate_name = name.replace('-', "_");
-    let files = [
-        ("Cargo.toml", cargo_toml(name, &sdk)),
-        ("src/lib.rs", LIB_RS.to_owned()),
-        (".gitignore", "/target\n".to_owned()),
-        ("README.md", readme(name, &crate_name)),
-    ];
+    let (files, next_steps) = match lang {
+        Lang::Rust => rust(name, sdk)?,
+        Lang::Python => python(name),
+        Lang::Js => javascript(name),
+    };
     for (file, contents) in files {
         let path = root.join(file);
+        let parent = path.parent().expect("template files live in the project directory");
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
         std::fs::write(&path, contents).with_context(|| format!("cannot write {}", path.display()))?;
+        if file.ends_with(".sh") {
+            make_executable(&path)?;
+        }
     }
     println!("created {}", root.display());
-    println!("build it:  cd {} && cargo build --release --target wasm32-wasip2", root.display());
-    println!("serve it:  mcpbox serve {}/target/wasm32-wasip2/release/{crate_name}.wasm", root.display());
+    println!("build it:  cd {} && {}", root.display(), next_steps.build);
+    println!("serve it:  mcpbox serve {}", root.join(&next_steps.output).display());
+    Ok(())
+}
+
+struct NextSteps {
+    build: &'static str,
+    output: String,
+}
+
+type Files = Vec<(&'static str, String)>;
+
+fn rust(name: &str, sdk: Option<&Path>) -> Result<(Files, NextSteps)> {
+    let sdk = sdk.map(Path::to_owned).unwrap_or_else(default_sdk);
+    let sdk = sdk
+        .canonicalize()
+        .with_context(|| format!("the mcpbox SDK is not at {} (give its directory with --sdk)", sdk.display()))?;
+    let crate_name = name.replace('-', "_");
+    let files = vec![
+        ("Cargo.toml", cargo_toml(name, &sdk)),
+        ("src/lib.rs", RUST_LIB.to_owned()),
+        (".gitignore", "/target\n".to_owned()),
+        ("README.md", rust_readme(name, &crate_name)),
+    ];
+    let output = format!("target/wasm32-wasip2/release/{crate_name}.wasm");
+    Ok((files, NextSteps { build: "cargo build --release --target wasm32-wasip2", output }))
+}
+
+fn python(name: &str) -> (Files, NextSteps) {
+    let files = vec![
+        ("app.py", PYTHON_APP.to_owned()),
+        ("mcpbox.py", PYTHON_HELPER.to_owned()),
+        ("wit/plugin.wit", WIT.to_owned()),
+        ("build.sh", PYTHON_BUILD.replace("{name}", name)),
+        (".gitignore", ".venv/\n__pycache__/\n*.wasm\n".to_owned()),
+        ("README.md", PYTHON_README.replace("{name}", name)),
+    ];
+    (files, NextSteps { build: "./build.sh", output: format!("{name}.wasm") })
+}
+
+fn javascript(name: &str) -> (Files, NextSteps) {
+    let files = vec![
+        ("app.js", JS_APP.to_owned()),
+        ("mcpbox.js", JS_HELPER.to_owned()),
+        ("build.mjs", JS_BUILD.to_owned()),
+        ("package.json", JS_PACKAGE.replace("{name}", name)),
+        ("wit/plugin.wit", WIT.to_owned()),
+        (".gitignore", "node_modules/\n*.wasm\n".to_owned()),
+        ("README.md", JS_README.replace("{name}", name)),
+    ];
+    (files, NextSteps { build: "npm install && npm run build", output: format!("{name}.wasm") })
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make {} executable", path.display()))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 
@@ -73,11 +146,73 @@ strip = "debuginfo"
     )
 }
 
-/// The template's code is the `hello` example, which the tests build and call.
-const LIB_RS: &str = include_str!("../../examples/hello/src/lib.rs");
-
-fn readme(name: &str, crate_name: &str) -> String {
+fn rust_readme(name: &str, crate_name: &str) -> String {
     format!(
         "# {name}\n\nAn mcpbox plugin.\n\n```sh\nrustup target add wasm32-wasip2    # once\ncargo build --release --target wasm32-wasip2\nmcpbox inspect target/wasm32-wasip2/release/{crate_name}.wasm\nmcpbox serve target/wasm32-wasip2/release/{crate_name}.wasm\n```\n\nAdd tools in `src/lib.rs` (`mcpbox_sdk::tools!`), resources and prompts with the `Plugin` builder.\n"
     )
 }
+
+const WIT: &str = include_str!("../../wit/plugin.wit");
+const RUST_LIB: &str = include_str!("../../examples/hello/src/lib.rs");
+const PYTHON_APP: &str = include_str!("../../examples/python/app.py");
+const PYTHON_HELPER: &str = include_str!("../../sdk/python/mcpbox.py");
+const JS_APP: &str = include_str!("../../examples/js/app.js");
+const JS_HELPER: &str = include_str!("../../sdk/js/mcpbox.js");
+const JS_BUILD: &str = include_str!("../../examples/js/build.mjs");
+
+/// componentize-py's version is pinned: its output is what the tests check.
+const PYTHON_BUILD: &str = r#"#!/bin/sh
+# Builds app.py into {name}.wasm, a WebAssembly component for mcpbox. The first run installs
+# componentize-py into .venv (from PyPI; after that it works offline).
+set -eu
+cd "$(dirname "$0")"
+if [ ! -x .venv/bin/componentize-py ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check componentize-py==0.25.1
+fi
+.venv/bin/componentize-py -d wit -w plugin componentize app -o {name}.wasm
+"#;
+
+const PYTHON_README: &str = "# {name}
+
+An mcpbox plugin in Python.
+
+```sh
+./build.sh                   # installs componentize-py into .venv once, then builds {name}.wasm
+mcpbox inspect {name}.wasm
+mcpbox serve {name}.wasm
+```
+
+Tools, resources and prompts are decorated functions in `app.py`; `mcpbox.py` is the helper
+module (schemas from type hints, descriptions from docstrings). `wit/plugin.wit` is mcpbox's
+plugin interface.
+";
+
+const JS_PACKAGE: &str = r#"{
+  "name": "{name}",
+  "private": true,
+  "type": "module",
+  "scripts": {
+    "build": "node build.mjs {name}.wasm"
+  },
+  "devDependencies": {
+    "@bytecodealliance/componentize-js": "0.23.0"
+  }
+}
+"#;
+
+const JS_README: &str = "# {name}
+
+An mcpbox plugin in JavaScript.
+
+```sh
+npm install                  # once: componentize-js (from npm; after that it works offline)
+npm run build                # builds {name}.wasm
+mcpbox inspect {name}.wasm
+mcpbox serve {name}.wasm
+```
+
+Tools, resources and prompts are functions registered in `app.js`; `mcpbox.js` is the helper
+module (schema builders, argument checks, content blocks). `wit/plugin.wit` is mcpbox's
+plugin interface.
+";

@@ -5,6 +5,7 @@ mod common;
 mod framing;
 mod hostile;
 mod http;
+mod languages;
 mod loading;
 mod network;
 mod plain;

@@ -1,0 +1,498 @@
+"""Write mcpbox plugins in Python: tools, resources and prompts as decorated functions.
+
+    from mcpbox import Plugin
+
+    plugin = Plugin()
+
+    @plugin.tool
+    def greet(name: str, excited: bool = False) -> str:
+        \"\"\"Greets someone by name.
+
+        Args:
+            name: Who to greet.
+            excited: End with an exclamation mark.
+        \"\"\"
+        return f"Hello, {name}" + ("!" if excited else ".")
+
+    Tools, Resources, Prompts, Completion = plugin.exports()
+
+Build with componentize-py against mcpbox's WIT package (world `plugin`):
+
+    componentize-py -d wit -w plugin componentize app -o app.wasm
+
+The input schema comes from the parameters' type hints and defaults, descriptions from the
+docstring (its first paragraph for the function, its `Args:` section for the parameters). A tool
+that returns a dataclass advertises it as its output schema and returns it as structured
+content; one that returns a dict returns structured content; anything else is sent as text.
+An exception becomes a tool result with `isError: true` carrying its message.
+"""
+
+import dataclasses
+import inspect
+import json
+import re
+import types as pytypes
+import typing
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.exports import completion as wit_completion
+from wit_world.exports import prompts as wit_prompts
+from wit_world.exports import resources as wit_resources
+from wit_world.exports import tools as wit_tools
+from wit_world.imports import host as wit_host
+from wit_world.imports import types as wit_types
+
+__all__ = [
+    "Plugin", "InvalidArguments", "NotFound", "LogLevel",
+    "text", "image", "audio", "text_resource", "blob_resource", "link",
+    "log", "progress", "cancelled", "granted_dirs", "resource_updated", "sample", "sample_text", "elicit",
+]
+
+LogLevel = wit_types.LogLevel
+
+
+class InvalidArguments(Exception):
+    """The arguments were wrong beyond what the schema says; the model sees the message."""
+
+
+class NotFound(Exception):
+    """A resource read found nothing at that URI."""
+
+
+# --- content blocks ------------------------------------------------------------------------
+
+def text(value: str) -> wit_types.ContentBlock:
+    """A text block."""
+    return wit_types.ContentBlock_Text(wit_types.TextContent(str(value), None))
+
+
+def image(data: bytes, mime_type: str) -> wit_types.ContentBlock:
+    """An image from its raw bytes, e.g. `image(png, "image/png")`."""
+    return wit_types.ContentBlock_Image(wit_types.MediaContent(bytes(data), mime_type, None))
+
+
+def audio(data: bytes, mime_type: str) -> wit_types.ContentBlock:
+    """An audio clip from its raw bytes, e.g. `audio(wav, "audio/wav")`."""
+    return wit_types.ContentBlock_Audio(wit_types.MediaContent(bytes(data), mime_type, None))
+
+
+def _contents(uri: str, mime_type, body) -> wit_types.ResourceContents:
+    if isinstance(body, (bytes, bytearray)):
+        return wit_types.ResourceContents(uri, mime_type, wit_types.ResourceBody_Blob(bytes(body)))
+    return wit_types.ResourceContents(uri, mime_type, wit_types.ResourceBody_Text(str(body)))
+
+
+def text_resource(uri: str, mime_type: str, value: str) -> wit_types.ContentBlock:
+    """A text resource embedded in a result."""
+    return wit_types.ContentBlock_Embedded(wit_types.EmbeddedResource(_contents(uri, mime_type, value), None))
+
+
+def blob_resource(uri: str, mime_type: str, data: bytes) -> wit_types.ContentBlock:
+    """A binary resource embedded in a result."""
+    return wit_types.ContentBlock_Embedded(wit_types.EmbeddedResource(_contents(uri, mime_type, bytes(data)), None))
+
+
+def link(uri: str, name: str) -> wit_types.ContentBlock:
+    """A link to a resource the client can read later."""
+    return wit_types.ContentBlock_ResourceLink(wit_types.ResourceLink(uri, name, None, None, None, None, None))
+
+
+# --- host services -------------------------------------------------------------------------
+
+def log(level: LogLevel, message, logger: typing.Optional[str] = None) -> None:
+    """Logs to the client (if it asked for this level) and to the host's log; `message` may be
+    a string or any JSON value."""
+    wit_host.log(level, logger, json.dumps(message))
+
+
+def progress(done: float, total: typing.Optional[float] = None, message: typing.Optional[str] = None) -> None:
+    """Reports progress of the current call; sent only if the client asked for progress."""
+    wit_host.progress(float(done), None if total is None else float(total), message)
+
+
+def cancelled() -> bool:
+    """True once the client cancelled the current call; stop early when it is."""
+    return wit_host.cancelled()
+
+
+def granted_dirs() -> list:
+    """The directories granted to this call (`name`, `guest_path`, `writable`)."""
+    return wit_host.granted_dirs()
+
+
+def resource_updated(uri: str) -> None:
+    """Tells subscribed clients that the resource at `uri` (one this plugin serves) changed."""
+    wit_host.resource_updated(uri)
+
+
+def _ask(function, request: dict) -> dict:
+    try:
+        return json.loads(function(json.dumps(request)))
+    except Err as error:
+        raise RuntimeError(error.value) from None
+
+
+def sample(request: dict) -> dict:
+    """Asks the client's model (MCP `sampling/createMessage` params in, its result out)."""
+    return _ask(wit_host.sample, request)
+
+
+def sample_text(prompt: str, max_tokens: int = 500) -> str:
+    """Asks the client's model one question and returns the text of its answer."""
+    result = sample({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    })
+    return (result.get("content") or {}).get("text", "")
+
+
+def elicit(message: str, requested_schema: dict) -> dict:
+    """Asks the user through the client (MCP `elicitation/create`); returns `action` and `content`."""
+    return _ask(wit_host.elicit, {"message": message, "requestedSchema": requested_schema})
+
+
+# --- schemas from type hints ---------------------------------------------------------------
+
+_PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _schema(hint) -> dict:
+    """The JSON schema of a type hint (primitives, Optional, Literal, list, dict, dataclasses)."""
+    if hint is inspect.Parameter.empty or hint is typing.Any:
+        return {}
+    if hint in _PRIMITIVES:
+        return {"type": _PRIMITIVES[hint]}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return {"enum": list(args)}
+    if origin in (typing.Union, pytypes.UnionType):
+        options = [_schema(a) for a in args if a is not type(None)]
+        return options[0] if len(options) == 1 else {"anyOf": options}
+    if hint is list or origin in (list, tuple, set, frozenset):
+        return {"type": "array", "items": _schema(args[0])} if args else {"type": "array"}
+    if hint is dict or origin is dict:
+        return {"type": "object", "additionalProperties": _schema(args[1])} if args else {"type": "object"}
+    if dataclasses.is_dataclass(hint):
+        return _dataclass_schema(hint)
+    raise TypeError(f"mcpbox: no JSON schema for the type hint {hint!r}")
+
+
+def _dataclass_schema(cls) -> dict:
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    required = [f.name for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    schema = {"type": "object", "properties": {f.name: _schema(hints[f.name]) for f in fields}}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _docs(function) -> tuple:
+    """The description (first paragraph) and the per-parameter texts of a docstring's `Args:`."""
+    doc = inspect.getdoc(function) or ""
+    description = doc.split("\n\n")[0].strip()
+    params = {}
+    section = re.search(r"^(?:Args|Arguments|Parameters):\s*\n((?:[ \t]+.*\n?|\s*\n)*)", doc, re.M)
+    if section:
+        current = None
+        for line in section.group(1).splitlines():
+            match = re.match(r"\s+(\w+)(?:\s*\(.*?\))?:\s*(.*)", line)
+            if match and (current is None or len(line) - len(line.lstrip()) <= params[current][1]):
+                current = match.group(1)
+                params[current] = [match.group(2).strip(), len(line) - len(line.lstrip())]
+            elif current and line.strip():
+                params[current][0] += " " + line.strip()
+    return description, {name: text for name, (text, _) in params.items()}
+
+
+def _input_schema(function, param_docs: dict) -> tuple:
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function)
+    properties, required = {}, []
+    for name, parameter in signature.parameters.items():
+        prop = dict(_schema(hints.get(name, inspect.Parameter.empty)))
+        if name in param_docs:
+            prop["description"] = param_docs[name]
+        if parameter.default is inspect.Parameter.empty:
+            required.append(name)
+        elif parameter.default is not None:
+            prop["default"] = parameter.default
+        properties[name] = prop
+    schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema, signature, hints
+
+
+def _check(value, hint, path: str):
+    """Checks (and for dataclasses, builds) an argument against its type hint."""
+    if hint is inspect.Parameter.empty or hint is typing.Any:
+        return value
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, pytypes.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _check(value, option, path)
+            except InvalidArguments as error:
+                errors.append(str(error))
+        raise InvalidArguments(errors[0] if len(errors) == 1 else f"`{path}` matches none of the allowed types")
+    if origin is typing.Literal:
+        if value not in args:
+            raise InvalidArguments(f"`{path}` must be one of {', '.join(json.dumps(a) for a in args)}")
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint in _PRIMITIVES:
+        if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+            raise InvalidArguments(f"`{path}` must be of type {_PRIMITIVES[hint]}")
+        return value
+    if hint is list or origin in (list, tuple, set, frozenset):
+        if not isinstance(value, list):
+            raise InvalidArguments(f"`{path}` must be an array")
+        items = [_check(v, args[0], f"{path}[{i}]") for i, v in enumerate(value)] if args else value
+        return (origin or list)(items) if origin in (tuple, set, frozenset) else items
+    if hint is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise InvalidArguments(f"`{path}` must be an object")
+        return {k: _check(v, args[1], f"{path}.{k}") for k, v in value.items()} if args else value
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise InvalidArguments(f"`{path}` must be an object")
+        return hint(**_bind(value, _dataclass_params(hint), typing.get_type_hints(hint), path + "."))
+    return value
+
+
+def _dataclass_params(cls) -> dict:
+    return {f.name: f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            for f in dataclasses.fields(cls)}
+
+
+def _bind(arguments: dict, params: dict, hints: dict, prefix: str = "") -> dict:
+    """Checks `arguments` against parameters `{name: required}` and their hints."""
+    unknown = sorted(set(arguments) - set(params))
+    if unknown:
+        raise InvalidArguments(f"unknown argument `{prefix}{unknown[0]}`")
+    missing = [name for name, required in params.items() if required and name not in arguments]
+    if missing:
+        raise InvalidArguments(f"missing required argument `{prefix}{missing[0]}`")
+    return {name: _check(value, hints.get(name, inspect.Parameter.empty), prefix + name)
+            for name, value in arguments.items()}
+
+
+def _jsonable(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def _call_result(value) -> wit_tools.CallResult:
+    if isinstance(value, wit_tools.CallResult):
+        return value
+    if value is None:
+        return wit_tools.CallResult([], None, False)
+    if isinstance(value, list) and all(isinstance(v, _CONTENT_TYPES) for v in value):
+        return wit_tools.CallResult(value, None, False)
+    if isinstance(value, _CONTENT_TYPES):
+        return wit_tools.CallResult([value], None, False)
+    value = _jsonable(value)
+    if isinstance(value, dict):
+        encoded = json.dumps(value)
+        return wit_tools.CallResult([text(encoded)], encoded, False)
+    if isinstance(value, (list, int, float, bool)):
+        return wit_tools.CallResult([text(json.dumps(value))], None, False)
+    return wit_tools.CallResult([text(str(value))], None, False)
+
+
+_CONTENT_TYPES = (wit_types.ContentBlock_Text, wit_types.ContentBlock_Image, wit_types.ContentBlock_Audio,
+                  wit_types.ContentBlock_Embedded, wit_types.ContentBlock_ResourceLink)
+
+
+# --- the plugin ----------------------------------------------------------------------------
+
+class _Tool:
+    def __init__(self, function, name, title, read_only):
+        description, param_docs = _docs(function)
+        self.function = function
+        self.input_schema, signature, self.hints = _input_schema(function, param_docs)
+        self.params = {n: p.default is inspect.Parameter.empty for n, p in signature.parameters.items()}
+        returns = self.hints.get("return")
+        output = _dataclass_schema(returns) if dataclasses.is_dataclass(returns) else None
+        annotations = wit_tools.ToolAnnotations(None, True, False, True, False) if read_only else None
+        self.descriptor = wit_tools.Tool(name, title, description or None, json.dumps(self.input_schema),
+                                         None if output is None else json.dumps(output), annotations)
+
+
+class _Prompt:
+    def __init__(self, function, name, title):
+        description, param_docs = _docs(function)
+        signature = inspect.signature(function)
+        self.function = function
+        self.params = {n: p.default is inspect.Parameter.empty for n, p in signature.parameters.items()}
+        arguments = [wit_prompts.PromptArgument(n, None, param_docs.get(n), required)
+                     for n, required in self.params.items()]
+        self.descriptor = wit_prompts.Prompt(name, title, description or None, arguments)
+
+
+class Plugin:
+    """Everything a plugin offers. Register with the decorators, then export with
+    `Tools, Resources, Prompts, Completion = plugin.exports()` at the end of the app module."""
+
+    def __init__(self):
+        self._tools = {}
+        self._resources = {}
+        self._templates = []
+        self._prompts = {}
+        self._completer = None
+
+    def tool(self, function=None, *, name: typing.Optional[str] = None, title: typing.Optional[str] = None,
+             read_only: bool = False):
+        """Registers a tool: `@plugin.tool` or `@plugin.tool(name=..., title=..., read_only=True)`."""
+        def register(function):
+            tool = _Tool(function, name or function.__name__, title, read_only)
+            self._tools[tool.descriptor.name] = tool
+            return function
+        return register(function) if function else register
+
+    def resource(self, uri: str, *, name: typing.Optional[str] = None, mime_type: typing.Optional[str] = "text/plain",
+                 description: typing.Optional[str] = None):
+        """Registers a resource at a fixed `uri`, or, when `uri` holds `{variables}`, a resource
+        template whose variables are passed as keyword arguments. The function returns text
+        (`str`) or bytes."""
+        def register(function):
+            doc = description or _docs(function)[0] or None
+            label = name or function.__name__
+            if "{" in uri:
+                names = re.findall(r"\{(\w+)\}", uri)
+                parts = re.split(r"\{\w+\}", uri)
+                pattern = "".join(re.escape(p) + (f"(?P<{n}>.+)" if i == len(names) - 1 else f"(?P<{n}>[^/]+)")
+                                  for i, (p, n) in enumerate(zip(parts, names))) + re.escape(parts[-1])
+                descriptor = wit_resources.ResourceTemplate(uri, label, None, doc, mime_type, None)
+                self._templates.append((descriptor, re.compile(pattern + r"\Z"), function))
+            else:
+                descriptor = wit_resources.Resource(uri, label, None, doc, mime_type, None, None)
+                self._resources[uri] = (descriptor, function)
+            return function
+        return register
+
+    def prompt(self, function=None, *, name: typing.Optional[str] = None, title: typing.Optional[str] = None):
+        """Registers a prompt: its parameters are the prompt's arguments (strings); it returns
+        the text of one user message, a content block, or a list of `(role, text)` pairs."""
+        def register(function):
+            prompt = _Prompt(function, name or function.__name__, title)
+            self._prompts[prompt.descriptor.name] = prompt
+            return function
+        return register(function) if function else register
+
+    def completion(self, function):
+        """Registers the function `(reference_name, argument, typed_so_far) -> list[str]` that
+        completes prompt and resource-template arguments."""
+        self._completer = function
+        return function
+
+    def exports(self) -> tuple:
+        """The classes componentize-py looks for in the app module: `Tools`, `Resources`,
+        `Prompts`, `Completion`."""
+        plugin = self
+
+        class Tools(exports.Tools):
+            def list_tools(self):
+                return [tool.descriptor for tool in plugin._tools.values()]
+
+            def call_tool(self, name, arguments):
+                return plugin._call_tool(name, arguments)
+
+        class Resources(exports.Resources):
+            def list_resources(self):
+                return [descriptor for descriptor, _ in plugin._resources.values()]
+
+            def list_resource_templates(self):
+                return [descriptor for descriptor, _, _ in plugin._templates]
+
+            def read_resource(self, uri):
+                return plugin._read_resource(uri)
+
+        class Prompts(exports.Prompts):
+            def list_prompts(self):
+                return [prompt.descriptor for prompt in plugin._prompts.values()]
+
+            def get_prompt(self, name, arguments):
+                return plugin._get_prompt(name, dict(arguments))
+
+        class Completion(exports.Completion):
+            def complete(self, request):
+                return plugin._complete(request)
+
+        return Tools, Resources, Prompts, Completion
+
+    def _call_tool(self, name, arguments):
+        tool = self._tools.get(name)
+        if tool is None:
+            raise Err(wit_tools.ToolError_UnknownTool(f"no tool named `{name}`"))
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+            if not isinstance(parsed, dict):
+                raise InvalidArguments("arguments must be a JSON object")
+            kwargs = _bind(parsed, tool.params, tool.hints)
+        except (InvalidArguments, ValueError) as error:
+            raise Err(wit_tools.ToolError_InvalidArguments(str(error))) from None
+        try:
+            return _call_result(tool.function(**kwargs))
+        except InvalidArguments as error:
+            raise Err(wit_tools.ToolError_InvalidArguments(str(error))) from None
+        except Exception as error:  # the model sees the failure; the host never does
+            raise Err(wit_tools.ToolError_Failed(_message(error))) from None
+
+    def _read_resource(self, uri):
+        try:
+            if uri in self._resources:
+                descriptor, function = self._resources[uri]
+                return [_contents(uri, descriptor.mime_type, function())]
+            for descriptor, pattern, function in self._templates:
+                match = pattern.match(uri)
+                if match:
+                    return [_contents(uri, descriptor.mime_type, function(**match.groupdict()))]
+        except NotFound as error:
+            raise Err(wit_resources.ResourceError_NotFound(str(error))) from None
+        except Exception as error:
+            raise Err(wit_resources.ResourceError_Failed(_message(error))) from None
+        raise Err(wit_resources.ResourceError_NotFound(f"no resource at {uri}"))
+
+    def _get_prompt(self, name, arguments):
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise Err(wit_prompts.PromptError_UnknownPrompt(f"no prompt named `{name}`"))
+        try:
+            kwargs = _bind(arguments, prompt.params, {})
+        except InvalidArguments as error:
+            raise Err(wit_prompts.PromptError_InvalidArguments(str(error))) from None
+        try:
+            value = prompt.function(**kwargs)
+        except InvalidArguments as error:
+            raise Err(wit_prompts.PromptError_InvalidArguments(str(error))) from None
+        except Exception as error:
+            raise Err(wit_prompts.PromptError_Failed(_message(error))) from None
+        if isinstance(value, wit_prompts.PromptResult):
+            return value
+        if isinstance(value, list):
+            roles = {"user": wit_types.Role.USER, "assistant": wit_types.Role.ASSISTANT}
+            messages = [wit_prompts.PromptMessage(roles[role], content if isinstance(content, _CONTENT_TYPES)
+                                                  else text(content)) for role, content in value]
+        else:
+            content = value if isinstance(value, _CONTENT_TYPES) else text(value)
+            messages = [wit_prompts.PromptMessage(wit_types.Role.USER, content)]
+        return wit_prompts.PromptResult(None, messages)
+
+    def _complete(self, request):
+        reference = request.reference.value
+        values = list(self._completer(reference, request.argument_name, request.argument_value)) \
+            if self._completer else []
+        return wit_completion.CompletionResult(values[:100], len(values), len(values) > 100)
+
+
+def _message(error: Exception) -> str:
+    return str(error) or type(error).__name__
