@@ -1,10 +1,12 @@
-//! Write [mcpbox](https://example.invalid/mcpbox) plugins in plain Rust.
+//! Write mcpbox plugins in plain Rust.
 //!
 //! A plugin is a `cdylib` crate built for `wasm32-wasip2`; the build output is a WebAssembly
 //! component that mcpbox serves as MCP tools, resources and prompts, every call in a fresh
-//! sandbox. You describe the plugin with [`Plugin`] and export it with [`export_plugin!`]:
+//! sandbox. Declare tools, prompts and resources as annotated functions ([`tools!`],
+//! [`prompts!`], [`resources!`]), gather them in a [`Plugin`], and export it with
+//! [`export_plugin!`]:
 //!
-//! ```ignore
+//! ```
 //! use mcpbox_sdk::prelude::*;
 //!
 //! /// Arguments of `greet`; the doc comments become the schema's descriptions.
@@ -14,25 +16,51 @@
 //!     name: String,
 //! }
 //!
-//! fn plugin() -> Plugin {
-//!     Plugin::new().tool(Tool::new("greet", "Greets someone by name", |args: Greet| {
+//! mcpbox_sdk::tools! {
+//!     /// Greets someone by name.
+//!     fn greet(args: Greet) -> Result<String, Error> {
 //!         Ok(format!("Hello, {}!", args.name))
-//!     }))
+//!     }
+//! }
+//!
+//! mcpbox_sdk::resources! {
+//!     /// What this plugin is.
+//!     #[resource("hello://about")]
+//!     fn about() -> Result<String, Error> {
+//!         Ok("A greeter.".into())
+//!     }
+//! }
+//!
+//! fn plugin() -> Plugin {
+//!     Plugin::new().add(greet::tool()).add(about::resource())
 //! }
 //!
 //! mcpbox_sdk::export_plugin!(plugin);
+//! # fn main() {}
 //! ```
 //!
-//! Build it with `cargo build --release --target wasm32-wasip2` and point `mcpbox serve` at
-//! `target/wasm32-wasip2/release/<crate>.wasm`.
+//! Build it with `cargo build --release --target wasm32-wasip2` (after `rustup target add
+//! wasm32-wasip2`) and serve `target/wasm32-wasip2/release/<crate>.wasm` with `mcpbox serve`.
+//! `mcpbox new NAME` creates such a crate. The builder methods of [`Plugin`] ([`Plugin::tool`],
+//! [`Plugin::resource`], [`Plugin::dynamic_resources`], [`Plugin::resource_template`],
+//! [`Plugin::prompt`], [`Plugin::completion`]) do the same by hand and more; [`host`] holds
+//! what a running call can ask of mcpbox (logging, progress, cancellation, granted
+//! directories, sampling, elicitation).
 
+#![warn(missing_docs)]
+
+mod macros;
 mod plugin;
+mod typed;
 mod uri_template;
 
+#[doc(hidden)]
+pub use macros::{__doc_text, __policy_bytes};
 pub use plugin::*;
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use typed::*;
 
 /// Bindings generated from the `mcpbox:plugin` WIT package. Most plugins never need them
 /// directly; the SDK's types are aliases of these.

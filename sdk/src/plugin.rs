@@ -143,8 +143,13 @@ impl CallResult {
     }
 }
 
-fn object_schema<T: JsonSchema>() -> serde_json::Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+pub(crate) fn object_schema<T: JsonSchema>() -> serde_json::Value {
+    // Nested types inline rather than as `$ref`s into `$defs`: not every MCP client resolves
+    // references, and a model reads an inlined schema more easily (recursive types keep refs).
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let mut schema = serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or_default();
     // MCP requires object schemas for tool input; a unit struct yields `"type": "null"`.
     if let Some(map) = schema.as_object_mut()
         && map.get("type").and_then(|t| t.as_str()) != Some("object")
@@ -304,13 +309,13 @@ impl resources::ResourceTemplate {
 /// The variables a URI matched in a resource template, e.g. `id` in `test://item/{id}`.
 pub type TemplateVars = BTreeMap<String, String>;
 
-type Reader = Box<dyn Fn(&str) -> Result<Vec<ResourceContents>, Error> + Send + Sync>;
-type TemplateReader = Box<dyn Fn(&str, &TemplateVars) -> Result<Vec<ResourceContents>, Error> + Send + Sync>;
+pub(crate) type Reader = Box<dyn Fn(&str) -> Result<Vec<ResourceContents>, Error> + Send + Sync>;
+pub(crate) type TemplateReader = Box<dyn Fn(&str, &TemplateVars) -> Result<Vec<ResourceContents>, Error> + Send + Sync>;
 type Lister = Box<dyn Fn() -> Vec<Resource> + Send + Sync>;
 
 /// The arguments of a prompt request.
 #[derive(Debug, Default)]
-pub struct PromptArgs(BTreeMap<String, String>);
+pub struct PromptArgs(pub(crate) BTreeMap<String, String>);
 
 impl PromptArgs {
     /// The argument `name`, if given.
@@ -321,7 +326,7 @@ impl PromptArgs {
 
 /// A prompt template.
 pub struct Prompt {
-    descriptor: prompts::Prompt,
+    pub(crate) descriptor: prompts::Prompt,
 }
 
 impl Prompt {
@@ -361,7 +366,8 @@ impl PromptResult {
     }
 }
 
-type PromptHandler = Box<dyn Fn(&PromptArgs) -> Result<PromptResult, Error> + Send + Sync>;
+pub(crate) type PromptHandler = Box<dyn Fn(&PromptArgs) -> Result<PromptResult, Error> + Send + Sync>;
+
 type Completer = Box<dyn Fn(&CompletionRequest) -> Vec<String> + Send + Sync>;
 
 /// Everything a plugin offers. Build it in a function and export it with
@@ -370,10 +376,10 @@ type Completer = Box<dyn Fn(&CompletionRequest) -> Vec<String> + Send + Sync>;
 #[derive(Default)]
 pub struct Plugin {
     tools: Vec<Tool>,
-    resources: Vec<(Resource, Reader)>,
+    pub(crate) resources: Vec<(Resource, Reader)>,
     dynamic: Option<(Lister, Reader)>,
-    templates: Vec<(ResourceTemplate, UriTemplate, TemplateReader)>,
-    prompts: Vec<(Prompt, PromptHandler)>,
+    pub(crate) templates: Vec<(ResourceTemplate, UriTemplate, TemplateReader)>,
+    pub(crate) prompts: Vec<(Prompt, PromptHandler)>,
     completer: Option<Completer>,
 }
 
@@ -387,6 +393,13 @@ impl Plugin {
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
         self
+    }
+
+    /// Adds what a [`tools!`](crate::tools), [`prompts!`](crate::prompts) or
+    /// [`resources!`](crate::resources) declaration made: `Plugin::new().add(greet::tool())`.
+    #[allow(clippy::should_implement_trait, reason = "a builder step, not `std::ops::Add`")]
+    pub fn add(self, offering: impl crate::Offering) -> Self {
+        offering.add_to(self)
     }
 
     /// Adds a fixed resource and the function that reads it.
@@ -519,157 +532,4 @@ pub mod __rt {
         values.truncate(100);
         Ok(completion::CompletionResult { has_more: total > values.len(), total: Some(total as u32), values })
     }
-}
-
-/// Exports a plugin built by the function `$build` (a `fn() -> Plugin`) as the component's
-/// `mcpbox:plugin` world.
-#[macro_export]
-macro_rules! export_plugin {
-    ($build:path) => {
-        struct __McpboxPlugin;
-
-        fn __mcpbox_plugin() -> &'static $crate::Plugin {
-            static PLUGIN: ::std::sync::OnceLock<$crate::Plugin> = ::std::sync::OnceLock::new();
-            PLUGIN.get_or_init($build)
-        }
-
-        impl $crate::bindings::exports::mcpbox::plugin::tools::Guest for __McpboxPlugin {
-            fn list_tools() -> ::std::vec::Vec<$crate::bindings::exports::mcpbox::plugin::tools::Tool> {
-                $crate::__rt::list_tools(__mcpbox_plugin())
-            }
-            fn call_tool(
-                name: ::std::string::String,
-                arguments: ::std::string::String,
-            ) -> ::std::result::Result<$crate::CallResult, $crate::bindings::exports::mcpbox::plugin::tools::ToolError> {
-                $crate::__rt::call_tool(__mcpbox_plugin(), &name, &arguments)
-            }
-        }
-
-        impl $crate::bindings::exports::mcpbox::plugin::resources::Guest for __McpboxPlugin {
-            fn list_resources() -> ::std::vec::Vec<$crate::Resource> {
-                $crate::__rt::list_resources(__mcpbox_plugin())
-            }
-            fn list_resource_templates() -> ::std::vec::Vec<$crate::ResourceTemplate> {
-                $crate::__rt::list_resource_templates(__mcpbox_plugin())
-            }
-            fn read_resource(
-                uri: ::std::string::String,
-            ) -> ::std::result::Result<
-                ::std::vec::Vec<$crate::ResourceContents>,
-                $crate::bindings::exports::mcpbox::plugin::resources::ResourceError,
-            > {
-                $crate::__rt::read_resource(__mcpbox_plugin(), &uri)
-            }
-        }
-
-        impl $crate::bindings::exports::mcpbox::plugin::prompts::Guest for __McpboxPlugin {
-            fn list_prompts() -> ::std::vec::Vec<$crate::bindings::exports::mcpbox::plugin::prompts::Prompt> {
-                $crate::__rt::list_prompts(__mcpbox_plugin())
-            }
-            fn get_prompt(
-                name: ::std::string::String,
-                arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
-            ) -> ::std::result::Result<$crate::PromptResult, $crate::bindings::exports::mcpbox::plugin::prompts::PromptError> {
-                $crate::__rt::get_prompt(__mcpbox_plugin(), &name, arguments)
-            }
-        }
-
-        impl $crate::bindings::exports::mcpbox::plugin::completion::Guest for __McpboxPlugin {
-            fn complete(
-                request: $crate::CompletionRequest,
-            ) -> ::std::result::Result<$crate::CompletionResult, ::std::string::String> {
-                $crate::__rt::complete(__mcpbox_plugin(), request)
-            }
-        }
-
-        $crate::bindings::__export_plugin_world!(__McpboxPlugin with_types_in $crate::bindings);
-    };
-}
-
-/// Declares the grants the plugin asks the operator for, as TOML, in the component's
-/// `mcpbox-policy` custom section. `mcpbox inspect` shows the request beside what the
-/// operator's config grants; nothing is granted because a plugin asks.
-///
-/// ```
-/// mcpbox_sdk::requested_policy!(r#"
-/// reason = "looks up the weather"
-/// network = ["https://api.weather.gov"]
-/// env = ["WEATHER_API_KEY"]
-/// "#);
-/// ```
-///
-/// Keys: `reason`, `network` (allow-list entries), `env` (variable names), `filesystem`
-/// (`"none"`, `"read-only"`, `"read-write"`), `timeout_ms`, `memory_mib`.
-#[macro_export]
-macro_rules! requested_policy {
-    ($toml:literal) => {
-        #[unsafe(link_section = "mcpbox-policy")]
-        #[used]
-        static __MCPBOX_REQUESTED_POLICY: [u8; $toml.len()] = $crate::__policy_bytes::<{ $toml.len() }>($toml);
-    };
-}
-
-/// The bytes of `text` as an array, for [`requested_policy!`].
-#[doc(hidden)]
-pub const fn __policy_bytes<const N: usize>(text: &str) -> [u8; N] {
-    let bytes = text.as_bytes();
-    let mut out = [0u8; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = bytes[i];
-        i += 1;
-    }
-    out
-}
-
-/// Declares tools as plain annotated functions: the function's name is the tool's name, its doc
-/// comment the description, its argument type (`Deserialize + JsonSchema`) the input schema,
-/// and its return type the output (`Json<T>` for structured content with an output schema).
-/// For each function `f` it also defines `f::tool()`, the [`Tool`] to register.
-///
-/// ```
-/// use mcpbox_sdk::prelude::*;
-///
-/// #[derive(Deserialize, JsonSchema)]
-/// struct Greet {
-///     /// Who to greet.
-///     name: String,
-/// }
-///
-/// mcpbox_sdk::tools! {
-///     /// Greets someone by name.
-///     pub fn greet(args: Greet) -> Result<String, Error> {
-///         Ok(format!("Hello, {}!", args.name))
-///     }
-/// }
-///
-/// let plugin = Plugin::new().tool(greet::tool());
-/// # let _ = plugin;
-/// ```
-///
-/// Only doc comments may precede each `fn`; annotate further with the builder, for example
-/// `greet::tool().read_only()`.
-#[macro_export]
-macro_rules! tools {
-    ($(
-        $(#[doc = $doc:literal])*
-        $vis:vis fn $name:ident($arg:ident : $argty:ty) -> $ret:ty $body:block
-    )*) => {$(
-        $(#[doc = $doc])*
-        $vis fn $name($arg: $argty) -> $ret $body
-
-        #[doc = concat!("The `", stringify!($name), "` tool.")]
-        $vis mod $name {
-            /// The tool, named after the function and described by its doc comment.
-            pub fn tool() -> $crate::Tool {
-                $crate::Tool::new(stringify!($name), &$crate::__doc_text(&[$($doc),*]), super::$name)
-            }
-        }
-    )*};
-}
-
-/// A doc comment's lines as one description: trimmed, joined with line breaks.
-#[doc(hidden)]
-pub fn __doc_text(lines: &[&str]) -> String {
-    lines.iter().map(|line| line.trim()).collect::<Vec<_>>().join("\n").trim().to_owned()
 }

@@ -1,6 +1,7 @@
-//! Plugins in Python and JavaScript, made the way the guides (docs/python.md, docs/javascript.md)
-//! say: `mcpbox new NAME --lang ...`, the template's one build command, then served by mcpbox
-//! and called like any plugin. The templates' code is `examples/python` and `examples/js`.
+//! Plugins in Rust, Python and JavaScript, made the way the guides (docs/rust.md,
+//! docs/python.md, docs/javascript.md) say: `mcpbox new NAME --lang ...`, the template's one
+//! build command, then served by mcpbox and called like any plugin. The templates' code is
+//! `examples/hello`, `examples/python` and `examples/js`: one plugin in three languages.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,8 +30,9 @@ fn build_from_template(dir: &Path, name: &str, lang: &str, commands: &[&[&str]])
     wasm
 }
 
-/// What the Python and JavaScript examples both offer: a tool with an enum argument, a tool
-/// with structured output, a resource, a resource template and a prompt.
+/// What the examples in all three languages offer: a tool with an enum argument, a tool with
+/// structured output, a resource, a resource template and a prompt. Error messages differ by
+/// language (serde's, or the helper module's); each must name the offending argument.
 fn assert_common_surface(server: &mut Server, plugin: &str, about_uri: &str, language: &str) {
     let v = "2025-06-18";
     let tools = server.result("tools/list", json!({}));
@@ -47,10 +49,10 @@ fn assert_common_surface(server: &mut Server, plugin: &str, about_uri: &str, lan
     assert_eq!(text(&hello), "Hello, Ann!");
     let wrong = call_tool(server, &format!("{plugin}.greet"), json!({ "name": "Ann", "style": "loud" }));
     assert_eq!(wrong["isError"], true);
-    assert!(text(&wrong).contains("`style` must be one of \"plain\", \"excited\""), "{wrong}");
+    assert!(text(&wrong).contains("loud") || text(&wrong).contains("`style`"), "{wrong}");
     let missing = call_tool(server, &format!("{plugin}.greet"), json!({}));
     assert_eq!(missing["isError"], true);
-    assert!(text(&missing).contains("missing required argument `name`"), "{missing}");
+    assert!(text(&missing).contains("`name`"), "{missing}");
 
     let count = find(&tools["tools"], &format!("{plugin}.count"));
     assert_eq!(count["outputSchema"]["properties"]["words"]["type"], "integer", "{count}");
@@ -82,11 +84,40 @@ fn assert_common_surface(server: &mut Server, plugin: &str, about_uri: &str, lan
     assert_schema(v, "GetPromptResult", &prompt);
     assert_eq!(prompt["messages"][0]["content"]["text"], "Review this code, looking at correctness first:\n\nx = 1");
     let no_code = server.call("prompts/get", json!({ "name": format!("{plugin}.review"), "arguments": {} }));
-    assert!(no_code["error"]["message"].as_str().unwrap().contains("missing required argument `code`"), "{no_code}");
+    assert!(no_code["error"]["message"].as_str().unwrap().contains("`code`"), "{no_code}");
 }
 
 fn find<'a>(tools: &'a Value, name: &str) -> &'a Value {
     tools.as_array().unwrap().iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no tool {name}: {tools}"))
+}
+
+#[test]
+fn a_rust_plugin_made_from_the_template_builds_and_serves() {
+    guests(); // the guest toolchain is set up, and the shared guest target dir holds the SDK's deps
+    let dir = temp_dir();
+    let created = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let project = dir.path().join("my-tool");
+    // The one command (through the wrapper that picks the installed wasm32-wasip2 toolchain),
+    // with the repository's guest target dir so that the SDK's dependencies are not compiled
+    // again.
+    let target = repo_root().join("plugins/target");
+    let built = Command::new("bash")
+        .arg(repo_root().join("scripts/cargo-wasip2"))
+        .args(["build", "--release", "--quiet"])
+        .current_dir(&project)
+        .env("CARGO_TARGET_DIR", &target)
+        .status()
+        .unwrap();
+    assert!(built.success(), "the template does not build");
+    let wasm = dir.path().join("my_tool.wasm");
+    std::fs::copy(target.join("wasm32-wasip2/release/my_tool.wasm"), &wasm).unwrap();
+    let mut server = Server::start(&[&wasm]);
+    server.initialize("2025-06-18", json!({}));
+    assert_common_surface(&mut server, "my_tool", "rust://about", "Rust");
+
+    let again = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
 }
 
 #[test]

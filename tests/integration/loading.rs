@@ -247,32 +247,3 @@ fn a_plugin_sees_only_the_environment_the_operator_configured() {
     assert!(!status.success());
     assert!(unset.stderr().contains("env_from_host names `MCPBOX_SURELY_UNSET`"), "{}", unset.stderr());
 }
-
-#[test]
-fn new_creates_a_plugin_that_builds_with_one_command_and_serves() {
-    guests(); // the guest toolchain is set up, and the shared guest target dir holds the SDK's deps
-    let dir = temp_dir();
-    let created = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
-    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
-    let project = dir.path().join("my-tool");
-    // The one command, with the repository's guest target dir so the SDK's dependencies are
-    // not compiled again.
-    let target = repo_root().join("plugins/target");
-    let built = std::process::Command::new("bash")
-        .arg(repo_root().join("scripts/cargo-wasip2"))
-        .args(["build", "--release", "--quiet"])
-        .current_dir(&project)
-        .env("CARGO_TARGET_DIR", &target)
-        .status()
-        .unwrap();
-    assert!(built.success(), "the template does not build");
-    let wasm = dir.path().join("my_tool.wasm");
-    std::fs::copy(target.join("wasm32-wasip2/release/my_tool.wasm"), &wasm).unwrap();
-    let mut server = Server::start(&[&wasm]);
-    server.initialize("2025-06-18", json!({}));
-    let hello = server.result("tools/call", json!({ "name": "my_tool.greet", "arguments": { "name": "you" } }));
-    assert_eq!(text(&hello), "Hello, you!");
-
-    let again = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
-    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
-}

@@ -382,16 +382,3 @@ fn subscriptions_listen_acknowledges_what_it_will_honor() {
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } }));
     assert!(server.call("tools/list", modern(json!({})))["result"].is_object());
 }
-
-#[test]
-fn a_tool_declared_with_the_sdk_macro_takes_its_doc_comment_and_argument_schema() {
-    let mut server = Server::start(&[fixture("hello")]);
-    server.initialize("2025-06-18", json!({}));
-    let listed = server.result("tools/list", json!({}));
-    let greet = &listed["tools"][0];
-    assert_eq!(greet["name"], "hello.greet");
-    assert_eq!(greet["description"], "Greets someone by name");
-    assert_eq!(greet["inputSchema"]["properties"]["name"]["description"], "Who to greet.");
-    let hello = server.result("tools/call", json!({ "name": "hello.greet", "arguments": { "name": "Ada" } }));
-    assert_eq!(text(&hello), "Hello, Ada!");
-}

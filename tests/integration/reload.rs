@@ -37,33 +37,33 @@ fn add_change_break_and_remove_while_a_legacy_client_is_connected() {
     let mut server = Server::start(&[dir.path()]);
     let init = server.initialize("2025-06-18", json!({}));
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
-    assert_eq!(tool_names(&mut server, json!({})), ["hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["hello.count", "hello.greet"]);
 
     // Added: its tools appear and the client is told.
     install(&fixture("echo"), &dir.path().join("echo.wasm"));
     let (notification, took) = wait_notification(&mut server, "notifications/tools/list_changed");
     assert_schema("2025-06-18", "ToolListChangedNotification", &notification);
     eprintln!("add announced after {took:?}");
-    assert_eq!(tool_names(&mut server, json!({})), ["echo.echo", "hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["echo.echo", "hello.count", "hello.greet"]);
     let echoed = server.result("tools/call", json!({ "name": "echo.echo", "arguments": { "text": "hi" } }));
     assert_eq!(text(&echoed), "hi");
 
     // Changed: the same file name now holds another plugin.
     install(&fixture("tools_only"), &dir.path().join("echo.wasm"));
     wait_notification(&mut server, "notifications/tools/list_changed");
-    assert_eq!(tool_names(&mut server, json!({})), ["echo.ping", "hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["echo.ping", "hello.count", "hello.greet"]);
 
     // Broken: a file that does not compile keeps the previous version serving.
     std::fs::write(dir.path().join("echo.wasm"), b"not wasm at all").unwrap();
     assert!(server.wait_for_log("keeping the previous version", WAIT), "{}", server.stderr());
     assert!(server.stderr().contains("echo.wasm") && server.stderr().contains("not a valid WebAssembly component"));
     assert_eq!(text(&server.result("tools/call", json!({ "name": "echo.ping" }))), "pong");
-    assert_eq!(tool_names(&mut server, json!({})), ["echo.ping", "hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["echo.ping", "hello.count", "hello.greet"]);
 
     // Removed: its tools go, and the client is told.
     std::fs::remove_file(dir.path().join("echo.wasm")).unwrap();
     wait_notification(&mut server, "notifications/tools/list_changed");
-    assert_eq!(tool_names(&mut server, json!({})), ["hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["hello.count", "hello.greet"]);
     let gone = server.call("tools/call", json!({ "name": "echo.ping" }));
     assert_eq!(gone["error"]["code"], -32602, "{gone}");
 }
@@ -84,13 +84,13 @@ fn a_modern_client_hears_of_changes_on_its_subscription() {
     eprintln!("add announced after {took:?}");
     assert_schema("2026-07-28", "ToolListChangedNotification", &notification);
     assert_eq!(notification["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id, "{notification}");
-    assert_eq!(tool_names(&mut server, modern(json!({}))), ["echo.echo", "hello.greet"]);
+    assert_eq!(tool_names(&mut server, modern(json!({}))), ["echo.echo", "hello.count", "hello.greet"]);
 
     std::fs::write(dir.path().join("echo.wasm"), b"\0asm\x01\0\0\0").unwrap();
     assert!(server.wait_for_log("keeping the previous version", WAIT), "{}", server.stderr());
     std::fs::remove_file(dir.path().join("echo.wasm")).unwrap();
     wait_notification(&mut server, "notifications/tools/list_changed");
-    assert_eq!(tool_names(&mut server, modern(json!({}))), ["hello.greet"]);
+    assert_eq!(tool_names(&mut server, modern(json!({}))), ["hello.count", "hello.greet"]);
     // No prompts changed, so no prompts notification was sent.
     assert!(server.take_notifications("notifications/prompts/list_changed").is_empty());
 }
@@ -127,7 +127,7 @@ fn without_watching_nothing_changes_and_nothing_is_declared() {
     assert!(init["capabilities"]["tools"].get("listChanged").is_none(), "{init}");
     install(&fixture("echo"), &dir.path().join("echo.wasm"));
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(tool_names(&mut server, json!({})), ["hello.greet"]);
+    assert_eq!(tool_names(&mut server, json!({})), ["hello.count", "hello.greet"]);
     assert!(server.take_notifications("notifications/tools/list_changed").is_empty());
 }
 
