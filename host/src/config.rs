@@ -389,11 +389,11 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_example_config_is_valid() {
-        let readme = include_str!("../../README.md");
-        let start = readme.find("```toml\n").expect("README has a toml example") + "```toml\n".len();
+    fn the_documented_example_config_is_valid() {
+        let readme = include_str!("../../docs/config.md");
+        let start = readme.find("```toml\n").expect("docs/config.md has a toml example") + "```toml\n".len();
         let end = start + readme[start..].find("```").unwrap();
-        let config = parse_config(Path::new("README.md"), &readme[start..end]).unwrap();
+        let config = parse_config(Path::new("docs/config.md"), &readme[start..end]).unwrap();
         assert_eq!(config.plugin["fs"].exclude_tools.as_deref(), Some(&["write_file".to_owned()][..]));
         assert_eq!(config.limits.max_output_mib, Some(16));
     }
