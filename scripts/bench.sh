@@ -5,6 +5,8 @@
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
+#   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
+#                             time, compile time against the cached start-up, call latency
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-guests.sh"
@@ -16,5 +18,8 @@ case "${1:-compare}" in
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
   startup) cargo bench -p mcpbox --bench startup ;;
-  *) echo "usage: $0 [compare|latency|http|startup]" >&2; exit 2 ;;
+  examples)
+    cargo build --release -p mcpbox
+    python3 scripts/bench-examples.py target/release/mcpbox ;;
+  *) echo "usage: $0 [compare|latency|http|startup|examples]" >&2; exit 2 ;;
 esac

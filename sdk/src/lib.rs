@@ -96,6 +96,13 @@ pub mod prelude {
 }
 
 /// Constructors for content blocks.
+///
+/// ```
+/// use mcpbox_sdk::content::{image, link, text};
+///
+/// let blocks = vec![text("Here is the chart:"), image(vec![0x89, b'P', b'N', b'G'], "image/png"), link("file:///roots/data/chart.png", "chart.png")];
+/// # let _ = blocks;
+/// ```
 pub mod content {
     use crate::bindings::mcpbox::plugin::types::{EmbeddedResource, MediaContent, ResourceLink, TextContent};
     use crate::{Content, ResourceBody, ResourceContents};
@@ -153,7 +160,27 @@ pub mod content {
     }
 }
 
-/// Services of the host: logging, progress, cancellation and the granted directories.
+/// Services of the host: logging, progress, cancellation, the granted directories, and
+/// questions to the client's model or user. They exist only inside a running call (in a
+/// component), so this example is compiled but not run:
+///
+/// ```no_run
+/// use mcpbox_sdk::host;
+///
+/// fn count_files() -> usize {
+///     let mut total = 0;
+///     for dir in host::granted_dirs() {
+///         if host::is_cancelled() {
+///             break;
+///         }
+///         total += std::fs::read_dir(&dir.guest_path).map(|entries| entries.count()).unwrap_or(0);
+///         host::progress(total as f64, None, Some(&dir.name));
+///     }
+///     host::info(&format!("counted {total} files"));
+///     total
+/// }
+/// # let _ = count_files;
+/// ```
 pub mod host {
     use crate::bindings::mcpbox::plugin::host as imports;
     use crate::{GrantedDir, LogLevel};

@@ -26,6 +26,18 @@ impl JsonSchema for NoArgs {
 /// A failure inside a tool, resource read or prompt. Any error type converts into it with `?`,
 /// so `std::fs::read(path)?` just works; the message reaches the model as a tool result with
 /// `isError: true`.
+///
+/// ```
+/// use mcpbox_sdk::prelude::*;
+///
+/// fn read_note(path: &str) -> Result<String, Error> {
+///     if path.contains("..") {
+///         return Err(Error::invalid_arguments("`path` must stay inside the notes folder"));
+///     }
+///     Ok(std::fs::read_to_string(path)?)
+/// }
+/// # let _ = read_note;
+/// ```
 pub struct Error {
     kind: ErrorKind,
     message: String,
@@ -110,6 +122,18 @@ impl IntoCallResult for Vec<Content> {
 
 /// Structured output: the value goes out as `structuredContent` (and as JSON text for older
 /// clients), and the tool advertises the type's schema as its `outputSchema`.
+///
+/// ```
+/// use mcpbox_sdk::prelude::*;
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Weather {
+///     celsius: f64,
+/// }
+///
+/// let tool = Tool::new("weather", "Today's weather", |_: NoArgs| Ok(Json(Weather { celsius: 21.5 })));
+/// # let _ = tool;
+/// ```
 pub struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema> IntoCallResult for Json<T> {
@@ -373,6 +397,38 @@ type Completer = Box<dyn Fn(&CompletionRequest) -> Vec<String> + Send + Sync>;
 /// Everything a plugin offers. Build it in a function and export it with
 /// [`export_plugin!`](crate::export_plugin); the host instantiates the plugin afresh for every
 /// call, so the function runs once per call and should be cheap.
+///
+/// The macros ([`tools!`](crate::tools), [`prompts!`](crate::prompts),
+/// [`resources!`](crate::resources)) cover most plugins; the builder methods do the same with
+/// closures, and more (resources listed afresh on every request, completion):
+///
+/// ```
+/// use mcpbox_sdk::prelude::*;
+///
+/// fn plugin() -> Plugin {
+///     Plugin::new()
+///         .tool(Tool::new("shout", "Upper-cases a text", |args: NoArgs| Ok("HELLO")))
+///         .resource(Resource::new("notes://today", "today").mime_type("text/plain"), |uri| {
+///             Ok(vec![ResourceContents {
+///                 uri: uri.to_owned(),
+///                 mime_type: Some("text/plain".into()),
+///                 body: mcpbox_sdk::ResourceBody::Text("nothing planned".into()),
+///             }])
+///         })
+///         .resource_template(ResourceTemplate::new("notes://day/{date}", "day"), |uri, vars| {
+///             Err(Error::not_found(format!("no note for {}", vars["date"])))
+///         })
+///         .dynamic_resources(
+///             || vec![Resource::new("notes://inbox", "inbox")],
+///             |uri| Err(Error::not_found(format!("{uri} is empty"))),
+///         )
+///         .prompt(Prompt::new("plan", "Plans a day").argument("date", "Which day", true), |args| {
+///             Ok(PromptResult::user(mcpbox_sdk::content::text(format!("Plan {}", args.get("date").unwrap_or("today")))))
+///         })
+///         .completion(|request| vec!["2026-11-22".into(), "2026-11-23".into()])
+/// }
+/// # fn main() { let _ = plugin(); }
+/// ```
 #[derive(Default)]
 pub struct Plugin {
     tools: Vec<Tool>,
