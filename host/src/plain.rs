@@ -5,6 +5,8 @@
 //! and its result comes back as JSON (text and `structuredContent`); an `err` of a WIT `result`
 //! becomes an `isError` result.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 use wasmtime::component::types::{ComponentItem, Type};
 use wasmtime::component::{Component, Instance, Val};
@@ -23,9 +25,67 @@ pub struct PlainFunction {
     results: Vec<Type>,
 }
 
-/// The functions `component` exports that can be tools, with their descriptors, and the ones
-/// that cannot (resources, async types), with why.
-pub fn discover(engine: &Engine, component: &Component) -> (Vec<(PlainFunction, tools::Tool)>, Vec<String>) {
+/// The doc comments of a component's exported functions, where the component carries them: the
+/// `package-docs` custom section that wit-component writes for a WIT package (a version byte,
+/// then JSON), which tools such as `wit-docs-inject` add to components, as other WebAssembly
+/// tool hosts read it. Compilers of guest code (rustc's wasm-component-ld, componentize-py)
+/// leave it out, so most components have none.
+#[derive(Debug, Default)]
+pub struct FunctionDocs {
+    /// (interface name without package and version, or `None` at the root; function) → docs.
+    docs: HashMap<(Option<String>, String), String>,
+}
+
+impl FunctionDocs {
+    pub fn from_component(bytes: &[u8]) -> FunctionDocs {
+        let mut found = FunctionDocs::default();
+        for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+            let Ok(payload) = payload else { break };
+            if let wasmparser::Payload::CustomSection(section) = payload
+                && section.name() == "package-docs"
+                && let Some((_version, json)) = section.data().split_first()
+                && let Ok(package) = serde_json::from_slice::<Value>(json)
+            {
+                found.add_package(&package);
+            }
+        }
+        found
+    }
+
+    fn add_package(&mut self, package: &Value) {
+        let mut add_funcs = |interface: Option<&str>, funcs: &Value| {
+            for (function, meta) in funcs.as_object().into_iter().flatten() {
+                if let Some(docs) = meta["docs"].as_str() {
+                    self.docs.insert((interface.map(str::to_owned), function.clone()), docs.trim().to_owned());
+                }
+            }
+        };
+        for (interface, meta) in package["interfaces"].as_object().into_iter().flatten() {
+            add_funcs(Some(interface), &meta["funcs"]);
+        }
+        for world in package["worlds"].as_object().into_iter().flat_map(|worlds| worlds.values()) {
+            // `funcs` holds a world's imported functions, and its exported ones when nothing
+            // of that name is imported; `func_exports` the rest.
+            add_funcs(None, &world["funcs"]);
+            add_funcs(None, &world["func_exports"]);
+            for (interface, meta) in world["interface_exports"].as_object().into_iter().flatten() {
+                add_funcs(Some(interface), &meta["funcs"]);
+            }
+        }
+    }
+
+    fn get(&self, interface: Option<&str>, function: &str) -> Option<&str> {
+        self.docs.get(&(interface.map(str::to_owned), function.to_owned())).map(String::as_str)
+    }
+}
+
+/// The functions `component` exports that can be tools, with their descriptors (described by
+/// `docs` where it has theirs), and the ones that cannot (resources, async types), with why.
+pub fn discover(
+    engine: &Engine,
+    component: &Component,
+    docs: &FunctionDocs,
+) -> (Vec<(PlainFunction, tools::Tool)>, Vec<String>) {
     let mut found = Vec::new();
     let mut skipped = Vec::new();
     let mut add = |interface: Option<&str>, name: &str, func: wasmtime::component::types::ComponentFunc| {
@@ -61,9 +121,10 @@ pub fn discover(engine: &Engine, component: &Component) -> (Vec<(PlainFunction, 
         let descriptor = tools::Tool {
             name: tool_name,
             title: None,
-            description: Some(match interface {
-                Some(i) => format!("`{name}` of the component's `{i}` interface"),
-                None => format!("`{name}`, a function the component exports"),
+            description: Some(match (docs.get(short.as_deref(), name), interface) {
+                (Some(docs), _) => docs.to_owned(),
+                (None, Some(i)) => format!("`{name}` of the component's `{i}` interface"),
+                (None, None) => format!("`{name}`, a function the component exports"),
             }),
             input_schema: input.to_string(),
             output_schema: None,

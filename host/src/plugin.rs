@@ -244,10 +244,8 @@ pub async fn load(
             path.display()
         )
     })?;
-    let requested = std::fs::read(path)
-        .map_err(anyhow::Error::from)
-        .and_then(|bytes| crate::policy::read_requested(path, &bytes))
-        .with_context(|| format!("plugin `{name}`"))?;
+    let bytes = std::fs::read(path).with_context(|| format!("plugin `{name}`: cannot read {}", path.display()))?;
+    let requested = crate::policy::read_requested(path, &bytes).with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(|| format!("plugin `{name}` ({})", path.display()))?;
     let (tools, templates, prompts, plain) = if exports.tools.is_some()
         || exports.resources.is_some()
@@ -259,7 +257,8 @@ pub async fn load(
         (tools, templates, prompts, Vec::new())
     } else {
         // Not our world: perhaps a plain component, its exported functions the tools.
-        let (functions, skipped) = crate::plain::discover(pre.engine(), pre.component());
+        let docs = crate::plain::FunctionDocs::from_component(&bytes);
+        let (functions, skipped) = crate::plain::discover(pre.engine(), pre.component(), &docs);
         for reason in &skipped {
             tracing::warn!(plugin = %name, "not served as a tool: {reason}");
         }

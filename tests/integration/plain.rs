@@ -71,3 +71,55 @@ fn exported_functions_are_tools_with_schemas_from_their_types() {
         assert!(text(&result).contains(reason), "{tool}: {result}");
     }
 }
+
+/// A custom section, as the binary format encodes it: id 0, size, name, data.
+fn custom_section(name: &str, data: &[u8]) -> Vec<u8> {
+    fn leb128(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n == 0 { byte } else { byte | 0x80 });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    let mut body = Vec::new();
+    leb128(name.len(), &mut body);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(data);
+    let mut section = vec![0];
+    leb128(body.len(), &mut section);
+    section.extend(body);
+    section
+}
+
+#[test]
+fn doc_comments_a_component_carries_become_descriptions() {
+    // The `package-docs` section wit-component encodes for the fixture's WIT (version byte,
+    // then JSON), as docs-injecting tools add it to components: a world function export and
+    // an interface function. rustc's component linker leaves it out, so the test adds it.
+    let docs = json!({
+        "worlds": { "plain": { "func_exports": { "divide": { "docs": "Divides `a` by `b`; fails on division by zero." } } } },
+        "interfaces": { "text": { "funcs": { "words": { "docs": "Splits a text into words." } } } },
+    });
+    let mut section = vec![1];
+    section.extend(docs.to_string().into_bytes());
+    let dir = temp_dir();
+    let documented = dir.path().join("plain.wasm");
+    let mut bytes = std::fs::read(fixture("plain")).unwrap();
+    bytes.extend(custom_section("package-docs", &section));
+    std::fs::write(&documented, bytes).unwrap();
+
+    let mut server = Server::start(&[&documented]);
+    server.initialize("2025-06-18", json!({}));
+    let listed = server.result("tools/list", json!({}));
+    let description = |name: &str| {
+        let tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
+        tool["description"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(description("plain.divide"), "Divides `a` by `b`; fails on division by zero.");
+    assert_eq!(description("plain.text.words"), "Splits a text into words.");
+    // Functions without docs keep the generic description.
+    assert_eq!(description("plain.area"), "`area`, a function the component exports");
+}
