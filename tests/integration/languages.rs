@@ -177,3 +177,132 @@ fn a_javascript_plugin_made_from_the_template_builds_and_serves() {
         server.result("tools/call", modern(json!({ "name": "jshello.greet", "arguments": { "name": "Zoe" } })));
     assert_eq!(text(&modern_call), "Hello, Zoe.");
 }
+
+/// Builds a helper-module fixture (`tests/fixtures/{python,js}-helper`) beside a copy of its
+/// helper module, with the builders `scripts/setup-componentize.sh` installs once per machine.
+fn build_helper_fixture(lang: &str) -> PathBuf {
+    let root = repo_root();
+    let setup = Command::new("bash").arg(root.join("scripts/setup-componentize.sh")).arg(lang).output().unwrap();
+    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
+    let tool = PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim());
+    let dir = root.join("target/helper-fixtures").join(lang);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (output, mut command) = if lang == "python" {
+        std::fs::copy(root.join("tests/fixtures/python-helper/app.py"), dir.join("app.py")).unwrap();
+        std::fs::copy(root.join("sdk/python/mcpbox.py"), dir.join("mcpbox.py")).unwrap();
+        let mut command = Command::new(tool);
+        command.arg("-d").arg(root.join("wit")).args(["-w", "plugin", "componentize", "app", "-o", "helper_py.wasm"]);
+        ("helper_py.wasm", command)
+    } else {
+        std::fs::copy(root.join("tests/fixtures/js-helper/app.js"), dir.join("app.js")).unwrap();
+        std::fs::copy(root.join("sdk/js/mcpbox.js"), dir.join("mcpbox.js")).unwrap();
+        std::fs::copy(root.join("examples/js/build.mjs"), dir.join("build.mjs")).unwrap();
+        std::os::unix::fs::symlink(root.join("wit"), dir.join("wit")).unwrap();
+        std::os::unix::fs::symlink(&tool, dir.join("node_modules")).unwrap();
+        let mut command = Command::new("node");
+        command.args(["build.mjs", "helper_js.wasm"]);
+        ("helper_js.wasm", command)
+    };
+    let built = command.current_dir(&dir).output().unwrap();
+    assert!(
+        built.status.success(),
+        "building the {lang} helper fixture failed: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    dir.join(output)
+}
+
+/// The helper modules' features beyond the examples, the same in Python and JavaScript.
+fn assert_helper_surface(server: &mut Server, plugin: &str) {
+    let v = "2025-06-18";
+    let tools = server.result("tools/list", json!({}));
+    assert_schema(v, "ListToolsResult", &tools);
+    let measure = find(&tools["tools"], &format!("{plugin}.measure"));
+    let route = &measure["inputSchema"]["properties"]["route"];
+    assert_eq!(route["properties"]["points"]["items"]["properties"]["x"]["type"], "number", "{measure}");
+    assert_eq!(route["required"], json!(["name", "points"]), "{measure}");
+    assert_eq!(measure["inputSchema"]["required"], json!(["route"]));
+
+    let route = json!({ "name": "walk", "points": [{ "x": 0, "y": 0 }, { "x": 3, "y": 4 }], "tags": ["short"] });
+    let measured = call_tool(server, &format!("{plugin}.measure"), json!({ "route": route, "scale": 2 }));
+    assert_schema(v, "CallToolResult", &measured);
+    let structured = &measured["structuredContent"];
+    // JavaScript has one number type: 10.0 comes out as 10.
+    assert_eq!(structured["length"].as_f64(), Some(10.0), "{measured}");
+    assert_eq!(structured["name"], "walk");
+    assert_eq!(structured["tags"], json!(["short"]));
+    assert_eq!(structured["note"], Value::Null);
+    let bad_point = json!({ "name": "walk", "points": [{ "x": 0, "y": 0 }, { "x": "far", "y": 4 }] });
+    let refused = call_tool(server, &format!("{plugin}.measure"), json!({ "route": bad_point }));
+    assert_eq!(refused["isError"], true);
+    assert!(text(&refused).contains("`route.points[1].x`"), "{refused}");
+
+    // Host services through the helper: progress and a structured log message.
+    server.result("logging/setLevel", json!({ "level": "info" }));
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": format!("{plugin}.busy"), "arguments": { "steps": 3 }, "_meta": { "progressToken": "p" } } }));
+    let (mut progress, mut logs) = (Vec::new(), Vec::new());
+    loop {
+        let message = server.read(WAIT).expect("no message");
+        if message["id"] == id {
+            assert_eq!(text(&message["result"]), "done");
+            break;
+        }
+        match message["method"].as_str() {
+            Some("notifications/progress") => progress.push(message["params"]["progress"].as_f64().unwrap()),
+            Some("notifications/message") => logs.push(message["params"].clone()),
+            _ => panic!("unexpected {message}"),
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert_eq!(logs, [json!({ "level": "info", "logger": "busy", "data": { "steps": 3 } })]);
+
+    let failed = call_tool(server, &format!("{plugin}.fail"), json!({ "message": "boom" }));
+    assert_eq!(failed["isError"], true);
+    assert!(text(&failed).contains("boom"), "{failed}");
+
+    let pixel = call_tool(server, &format!("{plugin}.pixel"), json!({}));
+    assert_schema(v, "CallToolResult", &pixel);
+    assert_eq!(pixel["content"][0], json!({ "type": "image", "data": "iVBORw0K", "mimeType": "image/png" }));
+    assert_eq!(pixel["content"][1]["text"], "a pixel");
+
+    let blob = server.result("resources/read", json!({ "uri": "blob://abc" }));
+    assert_eq!(
+        blob["contents"][0],
+        json!({ "uri": "blob://abc", "mimeType": "application/octet-stream", "blob": "YWJj" })
+    );
+    let missing = server.call("resources/read", json!({ "uri": "blob://missing" }));
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+
+    let dialogue =
+        server.result("prompts/get", json!({ "name": format!("{plugin}.dialogue"), "arguments": { "topic": "wasm" } }));
+    assert_schema(v, "GetPromptResult", &dialogue);
+    let roles: Vec<&str> =
+        dialogue["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert_eq!(dialogue["messages"][0]["content"]["text"], "Tell me about wasm.");
+
+    let completed = server.result(
+        "completion/complete",
+        json!({ "ref": { "type": "ref/prompt", "name": format!("{plugin}.dialogue") }, "argument": { "name": "topic", "value": "py" } }),
+    );
+    assert_eq!(completed["completion"]["values"], json!(["python", "pytest"]));
+}
+
+#[test]
+fn the_python_helper_module_maps_nested_types_content_and_host_services() {
+    let wasm = build_helper_fixture("python");
+    let mut server = Server::start(&[&wasm]);
+    server.initialize("2025-06-18", json!({}));
+    assert_helper_surface(&mut server, "helper_py");
+}
+
+#[test]
+fn the_javascript_helper_module_maps_nested_types_content_and_host_services() {
+    let wasm = build_helper_fixture("js");
+    let mut server = Server::start(&[&wasm]);
+    server.initialize("2025-06-18", json!({}));
+    assert_helper_surface(&mut server, "helper_js");
+}
