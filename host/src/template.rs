@@ -96,7 +96,8 @@ fn javascript(name: &str) -> (Files, NextSteps) {
         ("app.js", JS_APP.to_owned()),
         ("mcpbox.js", JS_HELPER.to_owned()),
         ("build.mjs", JS_BUILD.to_owned()),
-        ("package.json", JS_PACKAGE.replace("{name}", name)),
+        // npm package names are lower case; the component keeps the plugin's name.
+        ("package.json", JS_PACKAGE.replace("{package}", &name.to_lowercase()).replace("{name}", name)),
         ("wit/plugin.wit", WIT.to_owned()),
         (".gitignore", "node_modules/\n*.wasm\n".to_owned()),
         ("README.md", JS_README.replace("{name}", name)),
@@ -148,7 +149,7 @@ strip = "debuginfo"
 
 fn rust_readme(name: &str, crate_name: &str) -> String {
     format!(
-        "# {name}\n\nAn mcpbox plugin.\n\n```sh\nrustup target add wasm32-wasip2    # once\ncargo build --release --target wasm32-wasip2\nmcpbox inspect target/wasm32-wasip2/release/{crate_name}.wasm\nmcpbox serve target/wasm32-wasip2/release/{crate_name}.wasm\n```\n\nAdd tools in `src/lib.rs` (`mcpbox_sdk::tools!`), resources and prompts with the `Plugin` builder.\n"
+        "# {name}\n\nAn mcpbox plugin.\n\n```sh\nrustup target add wasm32-wasip2    # once\ncargo build --release --target wasm32-wasip2\nmcpbox inspect target/wasm32-wasip2/release/{crate_name}.wasm\nmcpbox serve target/wasm32-wasip2/release/{crate_name}.wasm\n```\n\nTools, resources and prompts are annotated functions in `src/lib.rs` (`mcpbox_sdk::tools!`, `resources!`, `prompts!`).\n"
     )
 }
 
@@ -189,7 +190,7 @@ plugin interface.
 ";
 
 const JS_PACKAGE: &str = r#"{
-  "name": "{name}",
+  "name": "{package}",
   "private": true,
   "type": "module",
   "scripts": {
@@ -216,3 +217,31 @@ Tools, resources and prompts are functions registered in `app.js`; `mcpbox.js` i
 module (schema builders, argument checks, content blocks). `wit/plugin.wit` is mcpbox's
 plugin interface.
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_javascript_project_gets_a_valid_npm_name_and_keeps_the_plugin_name() {
+        let dir = tempfile::tempdir().unwrap();
+        create("MyPlugin", dir.path(), Lang::Js, None).unwrap();
+        let package: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("MyPlugin/package.json")).unwrap()).unwrap();
+        assert_eq!(package["name"], "myplugin");
+        assert_eq!(package["scripts"]["build"], "node build.mjs MyPlugin.wasm");
+        assert!(dir.path().join("MyPlugin/wit/plugin.wit").is_file());
+    }
+
+    #[test]
+    fn a_python_project_has_an_executable_build_script_and_names_are_checked() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        create("tool-1", dir.path(), Lang::Python, None).unwrap();
+        let build = dir.path().join("tool-1/build.sh");
+        assert_eq!(std::fs::metadata(&build).unwrap().permissions().mode() & 0o111, 0o111);
+        assert!(std::fs::read_to_string(&build).unwrap().contains("-o tool-1.wasm"));
+        let error = create("1tool", dir.path(), Lang::Python, None).unwrap_err().to_string();
+        assert!(error.contains("`1tool` is not a valid plugin name"), "{error}");
+    }
+}
