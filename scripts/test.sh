@@ -12,7 +12,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 if [ "$(cat .tools/wasm-toolchain)" = rustup ]; then
   scripts/cargo-wasip2 clippy --release --quiet --manifest-path plugins/Cargo.toml --workspace -- -D warnings
 fi
-# The SDK's rustdoc examples, compiled and run for the host's target (they build a Plugin; the
-# WIT imports they would call exist only inside a component).
-cargo test --quiet --doc --manifest-path plugins/Cargo.toml -p mcpbox-sdk
+# The SDK's unit tests and rustdoc examples, compiled and run for the host's target (they build
+# Plugins and schemas; the WIT imports a call would use exist only inside a component).
+cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk
 cargo test --workspace

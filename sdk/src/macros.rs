@@ -213,7 +213,8 @@ macro_rules! prompts {
 /// Declares resources as plain annotated functions. `#[resource("scheme://path")]` (optionally
 /// `, mime_type = "..."`, default `text/plain`) above a function without arguments makes a
 /// resource; a URI template such as `"notes://{id}"` above a function taking one argument
-/// makes a resource template, whose variables arrive as the fields of that argument's type.
+/// makes a resource template, whose variables arrive as the fields of that argument's type
+/// (`String`s).
 /// The function returns text (`String`), bytes (`Vec<u8>`, a blob) or
 /// `Vec<ResourceContents>`; its name is the resource's name, its doc comment the description.
 /// For each function `f` it also defines `f::resource()`.

@@ -185,3 +185,51 @@ impl Offering for TypedResource {
         plugin
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments in an order that is not alphabetical.
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code, reason = "only the schema is used")]
+    struct Args {
+        /// Said first.
+        zeta: String,
+        alpha: Option<String>,
+    }
+
+    #[test]
+    fn prompt_arguments_follow_the_fields_in_order_with_their_docs() {
+        let typed = Prompt::typed("p", "a prompt", |_: Args| Ok("text".to_owned()));
+        let arguments = &typed.prompt.descriptor.arguments;
+        let names: Vec<(&str, bool)> = arguments.iter().map(|a| (a.name.as_str(), a.required)).collect();
+        assert_eq!(names, [("zeta", true), ("alpha", false)]);
+        assert_eq!(arguments[0].description.as_deref(), Some("Said first."));
+    }
+
+    #[test]
+    fn template_variables_arrive_as_string_fields() {
+        #[derive(serde::Deserialize)]
+        struct Note {
+            id: String,
+        }
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code, reason = "only deserialized")]
+        struct Numbered {
+            id: u32,
+        }
+        let vars = TemplateVars::from([("id".to_owned(), "7".to_owned())]);
+        let read = |resource: TypedResource| match resource.kind {
+            TypedResourceKind::Template(_, read) => read("n://7", &vars),
+            TypedResourceKind::Fixed(..) => panic!("a template"),
+        };
+        let note = TypedResource::template("n://{id}", "n", "notes", "text/plain", |v: Note| Ok(format!("#{}", v.id)));
+        let contents = read(note).unwrap();
+        assert!(matches!(&contents[0].body, crate::ResourceBody::Text(text) if text == "#7"));
+        // Variables are strings: a numeric field does not match, and the read says why.
+        let numbered = TypedResource::template("n://{id}", "n", "notes", "text/plain", |_: Numbered| Ok(String::new()));
+        let error = read(numbered).unwrap_err();
+        assert!(error.message().starts_with("no resource at n://7: invalid type: string"), "{error:?}");
+    }
+}
