@@ -143,18 +143,29 @@ pub const fn __policy_bytes<const N: usize>(text: &str) -> [u8; N] {
 /// `greet::tool().read_only()`.
 #[macro_export]
 macro_rules! tools {
-    ($(
+    ($($functions:tt)*) => {
+        $crate::__declare_functions!(tool, "tool", $crate::Tool, $crate::Tool::new; $($functions)*);
+    };
+}
+
+/// What `tools!` and `prompts!` share: each function as written, plus a module of its name
+/// with the getter (`tool()`, `prompt()`) that builds the declaration from its name and doc
+/// comment.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __declare_functions {
+    ($getter:ident, $kind:literal, $declaration:ty, $constructor:path; $(
         $(#[doc = $doc:literal])*
         $vis:vis fn $name:ident($arg:ident : $argty:ty) -> $ret:ty $body:block
     )*) => {$(
         $(#[doc = $doc])*
         $vis fn $name($arg: $argty) -> $ret $body
 
-        #[doc = concat!("The `", stringify!($name), "` tool.")]
+        #[doc = concat!("The `", stringify!($name), "` ", $kind, ".")]
         $vis mod $name {
-            /// The tool, named after the function and described by its doc comment.
-            pub fn tool() -> $crate::Tool {
-                $crate::Tool::new(stringify!($name), &$crate::__doc_text(&[$($doc),*]), super::$name)
+            #[doc = concat!("The ", $kind, ", named after the function and described by its doc comment.")]
+            pub fn $getter() -> $declaration {
+                $constructor(stringify!($name), &$crate::__doc_text(&[$($doc),*]), super::$name)
             }
         }
     )*};
@@ -193,21 +204,9 @@ macro_rules! tools {
 /// ```
 #[macro_export]
 macro_rules! prompts {
-    ($(
-        $(#[doc = $doc:literal])*
-        $vis:vis fn $name:ident($arg:ident : $argty:ty) -> $ret:ty $body:block
-    )*) => {$(
-        $(#[doc = $doc])*
-        $vis fn $name($arg: $argty) -> $ret $body
-
-        #[doc = concat!("The `", stringify!($name), "` prompt.")]
-        $vis mod $name {
-            /// The prompt, named after the function and described by its doc comment.
-            pub fn prompt() -> $crate::TypedPrompt {
-                $crate::Prompt::typed(stringify!($name), &$crate::__doc_text(&[$($doc),*]), super::$name)
-            }
-        }
-    )*};
+    ($($functions:tt)*) => {
+        $crate::__declare_functions!(prompt, "prompt", $crate::TypedPrompt, $crate::Prompt::typed; $($functions)*);
+    };
 }
 
 /// Declares resources as plain annotated functions. `#[resource("scheme://path")]` (optionally
