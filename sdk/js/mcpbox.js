@@ -216,7 +216,9 @@ function callResult(value) {
 }
 
 function message(error) {
-  return error instanceof Error ? error.message || error.name : String(error);
+  // Errors of WIT imports (`ComponentError`) carry the message too, but are not `instanceof Error`.
+  if (error && typeof error.message === 'string' && error.message) return error.message;
+  return error instanceof Error ? error.name : String(error);
 }
 
 function templatePattern(template) {

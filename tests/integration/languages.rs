@@ -263,6 +263,11 @@ fn assert_helper_surface(server: &mut Server, plugin: &str) {
     assert_eq!(failed["isError"], true);
     assert!(text(&failed).contains("boom"), "{failed}");
 
+    // A host call that fails (this client offers no sampling) fails the tool with its message.
+    let asked = call_tool(server, &format!("{plugin}.ask"), json!({ "question": "why?" }));
+    assert_eq!(asked["isError"], true);
+    assert_eq!(text(&asked), format!("plugin `{plugin}` failed: the client does not offer sampling/createMessage"));
+
     let pixel = call_tool(server, &format!("{plugin}.pixel"), json!({}));
     assert_schema(v, "CallToolResult", &pixel);
     assert_eq!(pixel["content"][0], json!({ "type": "image", "data": "iVBORw0K", "mimeType": "image/png" }));
