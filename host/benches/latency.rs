@@ -54,6 +54,7 @@ fn main() {
                 cache_dir: Some(cache.clone()),
                 pooling,
                 max_memory_bytes: Limits::default().memory_bytes,
+                copy_on_write: false,
             })
             .unwrap();
             let started = Instant::now();

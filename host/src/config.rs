@@ -57,6 +57,12 @@ pub struct ServeArgs {
     /// default, measured faster; it reserves address space for 2,000 instances up front).
     #[arg(long)]
     pub no_pooling: bool,
+    /// How instances get their initial memory: `on` maps the plugin's memory image
+    /// copy-on-write (fast for large interpreter plugins), `off` copies it (best throughput
+    /// for small compiled plugins), `auto` turns it on when some plugin file is 4 MiB or more
+    /// [default: auto].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub copy_on_write: Option<CopyOnWrite>,
     /// Don't watch the plugin paths (by default a `.wasm` added, changed or removed there is
     /// loaded, reloaded or dropped while serving, and clients are told).
     #[arg(long)]
@@ -96,6 +102,8 @@ struct FileConfig {
     plugins: Vec<PathBuf>,
     /// Watch the plugin paths and reload on change (default true).
     watch: Option<bool>,
+    /// Map memory images copy-on-write (`"auto"`, `"on"`, `"off"`; default auto).
+    copy_on_write: Option<CopyOnWrite>,
     #[serde(default)]
     roots: Vec<FileRoot>,
     #[serde(default)]
@@ -177,6 +185,48 @@ struct FilePluginDir {
     within_client_roots: bool,
 }
 
+/// When instances map their memory image copy-on-write (see [`crate::engine::build_engine`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CopyOnWrite {
+    /// When some plugin file is at least [`COPY_ON_WRITE_FROM_BYTES`] large.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+/// Plugin files from this size on are interpreter guests with megabytes of initialized heap
+/// (componentize-py makes 18 MB, componentize-js 12 MB), for which copy-on-write makes every
+/// call several times faster; compiled guests are well under 1 MB, for which copying keeps
+/// throughput under concurrency higher (measurements in `engine.rs`).
+pub const COPY_ON_WRITE_FROM_BYTES: u64 = 4 << 20;
+
+/// Decides `mode` for the plugins at `paths` (at start-up: a plugin added later runs under the
+/// same setting); returns the decision and why, for the log.
+pub fn copy_on_write(mode: CopyOnWrite, paths: &[PathBuf]) -> (bool, String) {
+    match mode {
+        CopyOnWrite::On => (true, "copy-on-write was asked for".to_owned()),
+        CopyOnWrite::Off => (false, "copying was asked for".to_owned()),
+        CopyOnWrite::Auto => {
+            let (files, _) = crate::catalog::discover(paths);
+            let largest = files
+                .iter()
+                .filter_map(|file| std::fs::metadata(file).ok().map(|m| (m.len(), file)))
+                .max_by_key(|(size, _)| *size);
+            match largest {
+                Some((size, file)) if size >= COPY_ON_WRITE_FROM_BYTES => {
+                    (true, format!("the largest plugin, {}, is {:.1} MB", file.display(), size as f64 / 1e6))
+                }
+                Some((size, file)) => {
+                    (false, format!("the largest plugin, {}, is {:.1} MB", file.display(), size as f64 / 1e6))
+                }
+                None => (false, "no plugin yet".to_owned()),
+            }
+        }
+    }
+}
+
 /// Everything `serve` needs, merged from the file and the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -190,6 +240,8 @@ pub struct Settings {
     pub http: Option<crate::mcp::http::HttpOptions>,
     pub stdio: bool,
     pub watch: bool,
+    /// Why [`EngineOptions::copy_on_write`] is what it is, for the log.
+    pub copy_on_write_reason: String,
 }
 
 impl Settings {
@@ -254,10 +306,13 @@ impl Settings {
             .filter_map(|p| p.memory_mib)
             .map(|mib| mib.saturating_mul(1 << 20))
             .fold(limits.memory_bytes, usize::max);
+        let mode = args.copy_on_write.or(file.copy_on_write).unwrap_or_default();
+        let (copy_on_write, copy_on_write_reason) = copy_on_write(mode, &plugin_paths);
         let engine = EngineOptions {
             cache_dir: cache_dir.filter(|_| cache_enabled),
             pooling: !args.no_pooling,
             max_memory_bytes: largest_memory,
+            copy_on_write,
         };
         let mut plugins = PluginOverrides::new();
         for (name, p) in file.plugin {
@@ -345,7 +400,19 @@ impl Settings {
         });
         let stdio = http.is_none() || args.stdio;
         let watch = !args.no_watch && file.watch.unwrap_or(true);
-        Ok(Settings { plugin_paths, roots, limits, max_message_bytes, engine, plugins, page_size, http, stdio, watch })
+        Ok(Settings {
+            plugin_paths,
+            roots,
+            limits,
+            max_message_bytes,
+            engine,
+            plugins,
+            page_size,
+            http,
+            stdio,
+            watch,
+            copy_on_write_reason,
+        })
     }
 }
 
@@ -434,5 +501,39 @@ mod tests {
         let config = parse_config(Path::new("c.toml"), text).unwrap();
         assert!(config.roots[0].writable);
         assert_eq!(config.plugin["conformance"].prefix.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn copy_on_write_is_on_for_large_plugins_when_auto() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.wasm");
+        std::fs::write(&small, vec![0u8; 300_000]).unwrap();
+        let paths = [dir.path().to_owned()];
+        let (on, why) = copy_on_write(CopyOnWrite::Auto, &paths);
+        assert!(!on, "{why}");
+        assert!(why.ends_with("small.wasm, is 0.3 MB"), "{why}");
+        std::fs::write(dir.path().join("python.wasm"), vec![0u8; COPY_ON_WRITE_FROM_BYTES as usize]).unwrap();
+        let (on, why) = copy_on_write(CopyOnWrite::Auto, &paths);
+        assert!(on && why.ends_with("python.wasm, is 4.2 MB"), "{why}");
+        assert!(!copy_on_write(CopyOnWrite::Off, &paths).0);
+        assert!(copy_on_write(CopyOnWrite::On, &[small]).0);
+    }
+
+    #[test]
+    fn copy_on_write_comes_from_the_file_or_the_command_line() {
+        let path = std::env::temp_dir().join(format!("mcpbox-cow-test-{}.toml", std::process::id()));
+        std::fs::write(&path, "copy_on_write = \"on\"\n").unwrap();
+        let args = ServeArgs { config: Some(path.clone()), ..Default::default() };
+        assert!(Settings::from_args(&args).unwrap().engine.copy_on_write);
+        let args =
+            ServeArgs { config: Some(path.clone()), copy_on_write: Some(CopyOnWrite::Off), ..Default::default() };
+        assert!(!Settings::from_args(&args).unwrap().engine.copy_on_write);
+        std::fs::write(&path, "copy_on_write = \"sometimes\"\n").unwrap();
+        let error = format!(
+            "{:#}",
+            Settings::from_args(&ServeArgs { config: Some(path.clone()), ..Default::default() }).unwrap_err()
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(error.contains(":1:17:") && error.contains("unknown variant `sometimes`"), "{error}");
     }
 }

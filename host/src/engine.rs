@@ -21,6 +21,9 @@ pub struct EngineOptions {
     pub pooling: bool,
     /// The largest memory limit of any plugin: the pool's memory slots must hold it.
     pub max_memory_bytes: usize,
+    /// Map each instance's initial memory from the module's image copy-on-write instead of
+    /// copying it in (see [`build_engine`]; [`crate::config`] decides).
+    pub copy_on_write: bool,
 }
 
 /// Builds the engine and starts its epoch ticker.
@@ -35,12 +38,15 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     // Deep recursion in a guest traps at 1 MiB of wasm stack instead of exhausting the fiber.
     config.max_wasm_stack(1 << 20);
     config.async_stack_size(2 << 20);
-    // Fill a fresh instance's memory by copying its data segments rather than mapping the
-    // module image copy-on-write: a guest writes to its data pages in every call, and each
-    // copy-on-write fault flushes the TLB of every core running one of our threads (an IPI;
-    // in a VM, a VM exit). Measured with the pooling settings below: 9,744 -> 11,834 trivial
-    // calls/s over HTTP at 64 in flight on 2 cores.
-    config.memory_init_cow(false);
+    // How a fresh instance gets its initial memory. Copying the data segments suits small
+    // guests: a guest writes to its data pages in every call, and each copy-on-write fault
+    // flushes the TLB of every core running one of our threads (an IPI; in a VM, a VM exit).
+    // Measured with the pooling settings below: 9,744 -> 11,834 trivial calls/s over HTTP at
+    // 64 in flight on 2 cores without copy-on-write. Interpreter guests (Python, JavaScript)
+    // carry megabytes of initialized heap, which copying pays for on every call: a trivial
+    // Python call took 7.3 ms copied and 1.65 ms copy-on-write, JavaScript 2.5 and 1.2 ms.
+    // The setting is part of the compile cache key.
+    config.memory_init_cow(options.copy_on_write);
     // Compile with every core, but plugins at start-up are compiled in parallel already.
     config.parallel_compilation(true);
     if options.pooling {

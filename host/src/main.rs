@@ -99,6 +99,11 @@ fn main() -> ExitCode {
 async fn serve(args: ServeArgs) -> Result<()> {
     let settings = Settings::from_args(&args)?;
     let engine = build_engine(&settings.engine)?;
+    tracing::info!(
+        "instance memory: {} ({})",
+        if settings.engine.copy_on_write { "copy-on-write" } else { "copied" },
+        settings.copy_on_write_reason
+    );
     let started = std::time::Instant::now();
     let (catalog, problems) = Catalog::load(&engine, &settings.plugin_paths, &settings.plugins, settings.limits).await;
     for problem in &problems {
@@ -200,7 +205,7 @@ async fn check(args: ServeArgs) -> Result<()> {
 
 async fn inspect(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<()> {
     let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
-    let engine = build_engine(&EngineOptions { cache_dir, pooling: false, max_memory_bytes: 0 })?;
+    let engine = build_engine(&EngineOptions { cache_dir, ..Default::default() })?;
     let (limits, setting) = match config {
         Some(config) => {
             let settings = Settings::from_args(&ServeArgs { config: Some(config), ..Default::default() })?;

@@ -114,6 +114,7 @@ fn a_rust_plugin_made_from_the_template_builds_and_serves() {
     std::fs::copy(target.join("wasm32-wasip2/release/my_tool.wasm"), &wasm).unwrap();
     let mut server = Server::start(&[&wasm]);
     server.initialize("2025-06-18", json!({}));
+    assert!(server.wait_for_log("instance memory: copied (the largest plugin", WAIT), "{}", server.stderr());
     assert_common_surface(&mut server, "my_tool", "rust://about", "Rust");
 
     let again = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
@@ -131,6 +132,8 @@ fn a_python_plugin_made_from_the_template_builds_and_serves() {
 
     let mut server = Server::start(&[wasm.as_os_str(), "--root".as_ref(), granted.path().as_os_str()]);
     server.initialize("2025-06-18", json!({}));
+    // An interpreter plugin: instances map its memory image copy-on-write (engine.rs says why).
+    assert!(server.wait_for_log("instance memory: copy-on-write (the largest plugin", WAIT), "{}", server.stderr());
     assert_common_surface(&mut server, "pyhello", "python://about", "Python");
 
     // Python's own open() inside the sandbox: the granted directory only.
