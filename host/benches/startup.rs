@@ -4,6 +4,8 @@
 //! distinct names (so distinct prefixes), cycling through all of them. Median of `BENCH_RUNS`
 //! (default 5) starts each.
 
+#![expect(clippy::unwrap_used, reason = "a benchmark stops at the first thing that does not hold")]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

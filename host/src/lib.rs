@@ -1,21 +1,17 @@
 //! mcpbox: serves MCP tools, resources and prompts from sandboxed WebAssembly components.
 //!
-//! The runtime (`engine`, `plugin`, `sandbox`, `catalog`, `roots`) knows nothing of MCP's wire
-//! types; `mcp` is the only module that touches rmcp.
+//! Four layers, each importing only from the layers below it (`docs/architecture.md` draws
+//! them and says where every concern lives):
+//!
+//! - [`cli`]: the commands (`serve`, `check`, `compile`, `inspect`, `new`);
+//! - `config`: the command line and the config file, merged and checked;
+//! - `mcp`: the protocol layer, the only code that touches rmcp;
+//! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types.
 
-pub mod bindings;
-pub mod catalog;
-pub mod check;
-pub mod config;
-pub mod engine;
-pub mod guest_io;
-pub mod inspect;
-pub mod mcp;
-pub mod network;
-pub mod plain;
-pub mod plugin;
-pub mod policy;
-pub mod reload;
-pub mod roots;
-pub mod sandbox;
-pub mod template;
+pub mod cli;
+pub(crate) mod config;
+pub(crate) mod mcp;
+pub mod runtime;
+
+#[cfg(test)]
+mod layering;

@@ -1,28 +1,15 @@
-//! What goes from a running call to the client: a guest's questions (sampling, elicitation)
-//! as server-to-client requests in legacy sessions or as multi round-trip questions in
-//! 2026-07-28 requests, and its log and progress reports as notifications.
+//! A guest's questions to the client (sampling, elicitation): server-to-client requests in
+//! legacy sessions, multi round-trip questions in 2026-07-28 requests. Both implement the
+//! runtime's [`ClientRequests`].
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
 
-use rmcp::model::{
-    ClientCapabilities, InputRequest, InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ServerRequest,
-};
+use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses, ServerRequest};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
-use super::convert;
-use crate::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, GuestEvent};
-
-/// How long one notification may take to reach the transport.
-const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
-
-async fn send_in_time<E>(send: impl std::future::Future<Output = Result<(), E>>) -> bool {
-    matches!(tokio::time::timeout(NOTIFY_TIMEOUT, send).await, Ok(Ok(())))
-}
+use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests};
 
 /// The MCP method and the capability a client request needs.
 fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities) -> bool) {
@@ -53,8 +40,8 @@ fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, 
 
 /// A guest's `sample` and `elicit` in a legacy session: server-to-client requests
 /// (2025-06-18 `client/sampling`, `client/elicitation`).
-pub(super) struct PeerClient {
-    pub(super) peer: Peer<RoleServer>,
+pub(crate) struct PeerClient {
+    pub(crate) peer: Peer<RoleServer>,
 }
 
 impl ClientRequests for PeerClient {
@@ -68,7 +55,7 @@ impl ClientRequests for PeerClient {
             let request = match client_question(method, params)? {
                 InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
                 InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
-                _ => unreachable!("client_question only builds sampling and elicitation"),
+                _ => return Err(ClientError::Refused(format!("{wire} cannot be sent as a request"))),
             };
             let result =
                 peer.send_request(request).await.map_err(|e| ClientError::Refused(format!("{wire} failed: {e}")))?;
@@ -82,12 +69,25 @@ impl ClientRequests for PeerClient {
 /// answered from the request's `inputResponses` under `<kind>-<n>`; a question without an
 /// answer stops the run and is returned to the client to answer. Guests see the same answers
 /// on every run, so a run that asks the same questions in the same order gets further each time.
-pub(super) struct ReplayClient {
+pub(crate) struct ReplayClient {
     /// `None` when the method cannot return questions.
-    pub(super) answers: Option<InputResponses>,
-    pub(super) capabilities: Option<ClientCapabilities>,
-    pub(super) asked: AtomicUsize,
-    pub(super) questions: Mutex<InputRequests>,
+    answers: Option<InputResponses>,
+    capabilities: Option<ClientCapabilities>,
+    asked: AtomicUsize,
+    questions: Mutex<InputRequests>,
+}
+
+impl ReplayClient {
+    /// A client for one run of a 2026-07-28 request; `answers` is `None` for methods that
+    /// cannot return questions.
+    pub(crate) fn new(answers: Option<InputResponses>, capabilities: Option<ClientCapabilities>) -> ReplayClient {
+        ReplayClient { answers, capabilities, asked: AtomicUsize::new(0), questions: Mutex::default() }
+    }
+
+    /// The questions the run asked that have no answer yet.
+    pub(crate) fn take_questions(&self) -> InputRequests {
+        std::mem::take(&mut *self.questions.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 impl ClientRequests for ReplayClient {
@@ -111,39 +111,5 @@ impl ClientRequests for ReplayClient {
             Err(ClientError::InputRequired)
         })();
         Box::pin(std::future::ready(result))
-    }
-}
-
-/// Sends a call's guest events as notifications until the call drops its sender. A
-/// notification that cannot be sent in time (the client stopped reading, or the session is
-/// shutting down) ends forwarding for this call; the call itself goes on.
-pub(super) async fn forward_events(
-    mut receiver: mpsc::UnboundedReceiver<GuestEvent>,
-    peer: Peer<RoleServer>,
-    progress_token: Option<ProgressToken>,
-    log_level: Option<LoggingLevel>,
-) {
-    let mut open = true;
-    while let Some(event) = receiver.recv().await {
-        if !open {
-            continue;
-        }
-        match event {
-            GuestEvent::Progress { progress, total, message } => {
-                let Some(token) = &progress_token else { continue };
-                let mut param = ProgressNotificationParam::new(token.clone(), progress);
-                param.total = total;
-                param.message = message;
-                open = send_in_time(peer.notify_progress(param)).await;
-            }
-            GuestEvent::Log { level, logger, data } => {
-                let level = convert::log_level(&level);
-                if log_level.is_some_and(|min| convert::severity(level) >= convert::severity(min)) {
-                    let mut param = LoggingMessageNotificationParam::new(level, data);
-                    param.logger = logger;
-                    open = send_in_time(peer.notify_logging_message(param)).await;
-                }
-            }
-        }
     }
 }

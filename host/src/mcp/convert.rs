@@ -2,6 +2,8 @@
 //! describes and lets rmcp's serde types check it, so our output follows the schema rather
 //! than rmcp's constructors of the day.
 
+#![expect(deprecated, reason = "logging stays served to the clients that use it")]
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::ErrorData as McpError;
@@ -11,25 +13,10 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::bindings::{completion, prompts, resources, tools, types};
-use crate::catalog::Catalog;
-use crate::plugin::ToolInfo;
-use crate::sandbox::CallError;
-
-/// Which content an older client understands: `audio` came with 2025-03-26,
-/// `resource_link` and structured content with 2025-06-18.
-#[derive(Debug, Clone, Copy)]
-pub struct Dialect {
-    pub audio: bool,
-    pub resource_links: bool,
-}
-
-impl Dialect {
-    pub fn for_version(version: Option<&str>) -> Dialect {
-        let version = version.unwrap_or("2025-06-18");
-        Dialect { audio: version >= "2025-03-26", resource_links: version >= "2025-06-18" }
-    }
-}
+use super::era::Dialect;
+use crate::runtime::Catalog;
+use crate::runtime::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::plugin::ToolInfo;
 
 /// 2026-07-28 `resultType` of a finished request (basic §Result types); rmcp drops it for
 /// clients of older versions.
@@ -61,7 +48,7 @@ fn annotations(annotations: &Option<types::Annotations>) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-pub fn resource_contents(contents: &types::ResourceContents) -> Value {
+pub(crate) fn resource_contents(contents: &types::ResourceContents) -> Value {
     let mut map = Map::new();
     map.insert("uri".into(), contents.uri.clone().into());
     insert_opt(&mut map, "mimeType", contents.mime_type.clone());
@@ -118,7 +105,7 @@ fn media(kind: &str, m: &types::MediaContent) -> Map<String, Value> {
     map
 }
 
-pub fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
+pub(crate) fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
     let d = &info.descriptor;
     let mut map = Map::new();
     map.insert("name".into(), name.into());
@@ -138,7 +125,7 @@ pub fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
     from_json("tool", Value::Object(map))
 }
 
-pub fn call_result(result: tools::CallResult, dialect: Dialect) -> Result<CallToolResult, McpError> {
+pub(crate) fn call_result(result: tools::CallResult, dialect: Dialect) -> Result<CallToolResult, McpError> {
     let content: Vec<Value> = result.content.iter().map(|b| content_block(b, dialect)).collect();
     let mut map = Map::new();
     map.insert("content".into(), content.into());
@@ -155,12 +142,7 @@ pub fn call_result(result: tools::CallResult, dialect: Dialect) -> Result<CallTo
     from_json("tool result", Value::Object(map))
 }
 
-/// A failed call as the model should see it: a tool result with `isError: true`.
-pub fn error_result(error: &CallError) -> CallToolResult {
-    CallToolResult::error(vec![rmcp::model::ContentBlock::text(error.to_string())])
-}
-
-pub fn resource(r: &resources::Resource) -> Result<Resource, McpError> {
+pub(crate) fn resource(r: &resources::Resource) -> Result<Resource, McpError> {
     let mut map = Map::new();
     map.insert("uri".into(), r.uri.clone().into());
     map.insert("name".into(), r.name.clone().into());
@@ -172,7 +154,7 @@ pub fn resource(r: &resources::Resource) -> Result<Resource, McpError> {
     from_json("resource", Value::Object(map))
 }
 
-pub fn resource_template(name: &str, t: &resources::ResourceTemplate) -> Result<ResourceTemplate, McpError> {
+pub(crate) fn resource_template(name: &str, t: &resources::ResourceTemplate) -> Result<ResourceTemplate, McpError> {
     let mut map = Map::new();
     map.insert("uriTemplate".into(), t.uri_template.clone().into());
     map.insert("name".into(), name.into());
@@ -183,12 +165,12 @@ pub fn resource_template(name: &str, t: &resources::ResourceTemplate) -> Result<
     from_json("resource template", Value::Object(map))
 }
 
-pub fn read_result(contents: &[types::ResourceContents]) -> Result<ReadResourceResult, McpError> {
+pub(crate) fn read_result(contents: &[types::ResourceContents]) -> Result<ReadResourceResult, McpError> {
     let contents: Vec<Value> = contents.iter().map(resource_contents).collect();
     from_json("resource contents", json!({ "contents": contents, "resultType": COMPLETE }))
 }
 
-pub fn prompt(name: &str, p: &prompts::Prompt) -> Result<Prompt, McpError> {
+pub(crate) fn prompt(name: &str, p: &prompts::Prompt) -> Result<Prompt, McpError> {
     let arguments: Vec<Value> = p
         .arguments
         .iter()
@@ -209,7 +191,7 @@ pub fn prompt(name: &str, p: &prompts::Prompt) -> Result<Prompt, McpError> {
     from_json("prompt", Value::Object(map))
 }
 
-pub fn prompt_result(result: &prompts::PromptResult, dialect: Dialect) -> Result<GetPromptResult, McpError> {
+pub(crate) fn prompt_result(result: &prompts::PromptResult, dialect: Dialect) -> Result<GetPromptResult, McpError> {
     let messages: Vec<Value> = result
         .messages
         .iter()
@@ -222,7 +204,19 @@ pub fn prompt_result(result: &prompts::PromptResult, dialect: Dialect) -> Result
     from_json("prompt result", Value::Object(map))
 }
 
-pub fn completion_result(result: &completion::CompletionResult) -> Result<CompleteResult, McpError> {
+/// Prompt arguments as the plugin takes them: strings (MCP sends strings; anything else is
+/// passed as its JSON text).
+pub(crate) fn prompt_arguments(arguments: Map<String, Value>) -> Vec<(String, String)> {
+    arguments
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => (name, text),
+            other => (name, other.to_string()),
+        })
+        .collect()
+}
+
+pub(crate) fn completion_result(result: &completion::CompletionResult) -> Result<CompleteResult, McpError> {
     let values: Vec<&String> = result.values.iter().take(100).collect();
     let mut completion = Map::new();
     completion.insert("values".into(), json!(values));
@@ -231,7 +225,7 @@ pub fn completion_result(result: &completion::CompletionResult) -> Result<Comple
     from_json("completion", json!({ "completion": completion, "resultType": COMPLETE }))
 }
 
-pub fn log_level(level: &types::LogLevel) -> LoggingLevel {
+pub(crate) fn log_level(level: &types::LogLevel) -> LoggingLevel {
     use types::LogLevel as L;
     match level {
         L::Debug => LoggingLevel::Debug,
@@ -246,7 +240,7 @@ pub fn log_level(level: &types::LogLevel) -> LoggingLevel {
 }
 
 /// RFC 5424 order, least severe first (rmcp's enum has no ordering).
-pub fn severity(level: LoggingLevel) -> u8 {
+pub(crate) fn severity(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,
@@ -259,12 +253,9 @@ pub fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
-/// Capabilities of what the loaded plugins offer; nothing more is declared. List-change
-/// notifications are not sent (yet), so not declared. Resource subscriptions are accepted
-/// and recorded per session; plugins cannot report changes yet, so no update is ever due.
 /// What the server offers. While plugins are watched, any of them may appear later, so every
 /// list is declared, with `listChanged`; otherwise only what the plugins offer now.
-pub fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilities {
+pub(crate) fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilities {
     let mut caps = Map::new();
     let list = if watching { json!({ "listChanged": true }) } else { json!({}) };
     caps.insert("tools".into(), list.clone());
@@ -281,25 +272,4 @@ pub fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilities {
         caps.insert("completions".into(), json!({}));
     }
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()
-}
-
-/// MCP's MissingRequiredClientCapability error (-32021) for `capability`.
-pub fn missing_capability(capability: &str) -> McpError {
-    let required = serde_json::from_value(json!({ capability: {} })).unwrap_or_default();
-    McpError::missing_required_client_capability(required)
-}
-
-/// Maps a failed resource, prompt or completion call to a JSON-RPC error.
-pub fn call_error(error: CallError) -> McpError {
-    match &error {
-        CallError::MissingCapability { capability, .. } => missing_capability(capability),
-        // SEP-2164: the error names the URI in `data` too.
-        CallError::UnknownResource { uri } => {
-            McpError::resource_not_found(error.to_string(), Some(json!({ "uri": uri })))
-        }
-        CallError::NotFound { .. } | CallError::InvalidArguments { .. } => {
-            McpError::invalid_params(error.to_string(), None)
-        }
-        _ => McpError::internal_error(error.to_string(), None),
-    }
 }

@@ -1,0 +1,110 @@
+//! `mcpbox check`: validate the config and every plugin without serving; one row per plugin
+//! file (loaded or not), as a plain-text table, and a non-zero exit if anything is wrong.
+
+use anyhow::Result;
+
+use super::grants::Granted;
+use crate::config::{ServeArgs, Settings};
+use crate::runtime::engine::build_engine;
+use crate::runtime::{Catalog, LoadProblem, plugin_name};
+
+/// `mcpbox check`.
+pub(crate) async fn run(args: ServeArgs) -> Result<()> {
+    let settings = Settings::from_args(&args)?;
+    let engine = build_engine(&settings.engine)?;
+    let (catalog, problems) =
+        Catalog::load(&engine, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+    let shared = settings
+        .roots
+        .iter()
+        .map(|r| format!("{}{}", r.path.display(), if r.writable { " (rw)" } else { " (ro)" }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rows = rows(&catalog, &problems, &shared);
+    print!("{}", render(&rows));
+    if problems.is_empty() && !rows.is_empty() {
+        println!("\nok: {} plugins, {} tools", catalog.plugins().len(), catalog.tools().len());
+        Ok(())
+    } else if rows.is_empty() {
+        anyhow::bail!("no plugin to check: give plugin paths or a config that lists some")
+    } else {
+        anyhow::bail!("{} of {} plugins have problems", problems.len(), rows.len())
+    }
+}
+
+/// One plugin file and what became of it.
+#[derive(Debug)]
+struct Row {
+    plugin: String,
+    file: String,
+    tools: String,
+    resources: String,
+    prompts: String,
+    grants: String,
+    problem: String,
+}
+
+/// The rows of the table; `shared` describes the shared roots ("" if there are none).
+fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
+    let mut rows: Vec<Row> = catalog
+        .plugins()
+        .iter()
+        .map(|p| Row {
+            plugin: p.name.to_string(),
+            file: p.path.display().to_string(),
+            tools: p.tools.len().to_string(),
+            resources: match (p.exports.resources.is_some(), p.templates.len()) {
+                (false, _) => "-".into(),
+                (true, 0) => "yes".into(),
+                (true, n) => format!("yes, {n} template{}", if n == 1 { "" } else { "s" }),
+            },
+            prompts: p.prompts.len().to_string(),
+            grants: Granted::new(&p.policy, p.limits, None, true).summary(shared),
+            problem: "-".into(),
+        })
+        .collect();
+    for problem in problems {
+        rows.push(Row {
+            plugin: plugin_name(&problem.path),
+            file: problem.path.display().to_string(),
+            tools: "-".into(),
+            resources: "-".into(),
+            prompts: "-".into(),
+            grants: "-".into(),
+            problem: format!("{:#}", problem.error).replace('\n', " "),
+        });
+    }
+    rows.sort_by(|a, b| a.file.cmp(&b.file));
+    rows
+}
+
+fn render(rows: &[Row]) -> String {
+    let header = ["plugin", "file", "tools", "resources", "prompts", "grants", "problems"];
+    let cells: Vec<[&str; 7]> = rows
+        .iter()
+        .map(|r| [&*r.plugin, &*r.file, &*r.tools, &*r.resources, &*r.prompts, &*r.grants, &*r.problem])
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    // The last column is free-form and not padded.
+    let line = |row: &[&str; 7]| {
+        let mut out = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i == 6 {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&header);
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    out
+}

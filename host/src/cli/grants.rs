@@ -1,0 +1,138 @@
+//! What the operator grants one plugin, as one typed value (`mcpbox inspect --json` prints it)
+//! and one renderer in words, short for `mcpbox check`'s table and long for `mcpbox inspect`.
+
+use serde::Serialize;
+
+use crate::runtime::Limits;
+use crate::runtime::policy::Policy;
+
+/// What the operator grants one plugin.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Granted {
+    /// Whether a config was given (otherwise these are the defaults).
+    pub(crate) configured: bool,
+    pub(crate) shared_roots: bool,
+    pub(crate) dirs: Vec<GrantedDir>,
+    pub(crate) network: Option<GrantedNetwork>,
+    /// Names only: values may be secrets.
+    pub(crate) env: Vec<String>,
+    pub(crate) stub_ungranted: bool,
+    pub(crate) limits: GrantedLimits,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GrantedDir {
+    path: String,
+    name: Option<String>,
+    writable: bool,
+    within_client_roots: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GrantedNetwork {
+    allow: Vec<String>,
+    allow_private: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GrantedLimits {
+    pub(crate) timeout_ms: u128,
+    pub(crate) memory_mib: usize,
+    pub(crate) max_output_bytes: usize,
+    pub(crate) max_concurrency: Option<usize>,
+}
+
+/// How many words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// A table cell (`mcpbox check`).
+    Short,
+    /// A line of its own (`mcpbox inspect`).
+    Long,
+}
+
+impl Granted {
+    pub(crate) fn new(policy: &Policy, limits: Limits, max_concurrency: Option<usize>, configured: bool) -> Granted {
+        Granted {
+            configured,
+            shared_roots: policy.shared_roots,
+            dirs: policy
+                .dirs
+                .iter()
+                .map(|d| GrantedDir {
+                    path: d.dir.path.display().to_string(),
+                    name: d.dir.name.clone(),
+                    writable: d.dir.writable,
+                    within_client_roots: d.within_client_roots,
+                })
+                .collect(),
+            network: policy.network.as_ref().map(|n| GrantedNetwork {
+                allow: n.allow.iter().map(ToString::to_string).collect(),
+                allow_private: n.allow_private,
+            }),
+            env: policy.env.iter().map(|(name, _)| name.clone()).collect(),
+            stub_ungranted: policy.stub_ungranted,
+            limits: GrantedLimits {
+                timeout_ms: limits.timeout.as_millis(),
+                memory_mib: limits.memory_bytes >> 20,
+                max_output_bytes: limits.output_bytes,
+                max_concurrency,
+            },
+        }
+    }
+
+    /// The directories: `shared` stands for the shared roots ("" leaves them out), then the
+    /// plugin's own.
+    pub(crate) fn filesystem(&self, shared: &str, style: Style) -> Vec<String> {
+        let mut parts = Vec::new();
+        if self.shared_roots && !shared.is_empty() {
+            parts.push(shared.to_owned());
+        }
+        for dir in &self.dirs {
+            let access = match (dir.writable, style) {
+                (true, Style::Short) => "rw",
+                (false, Style::Short) => "ro",
+                (true, Style::Long) => "read-write",
+                (false, Style::Long) => "read-only",
+            };
+            let within = if dir.within_client_roots { ", within client roots" } else { "" };
+            parts.push(format!("{} ({access}{within})", dir.path));
+        }
+        parts
+    }
+
+    /// The network grant, if any (or the stub that refuses).
+    pub(crate) fn network(&self, style: Style) -> Option<String> {
+        match (&self.network, style) {
+            (Some(n), Style::Short) => {
+                Some(format!("{}{}", n.allow.join(" "), if n.allow_private { " (private ok)" } else { "" }))
+            }
+            (Some(n), Style::Long) => Some(format!(
+                "{}{}",
+                n.allow.join(", "),
+                if n.allow_private { " (private addresses allowed)" } else { "" }
+            )),
+            (None, Style::Short) if self.stub_ungranted => Some("stub (refuses)".to_owned()),
+            (None, Style::Long) if self.stub_ungranted => {
+                Some("none (wasi:http linked as a stub that refuses)".to_owned())
+            }
+            (None, _) => None,
+        }
+    }
+
+    /// One cell: `shared; dirs; net ...; env ...`, or `none`.
+    pub(crate) fn summary(&self, shared: &str) -> String {
+        let mut parts = self.filesystem(shared, Style::Short);
+        if let Some(network) = self.network(Style::Short) {
+            parts.push(format!("net {network}"));
+        }
+        if !self.env.is_empty() {
+            parts.push(format!("env {}", self.env.join(" ")));
+        }
+        if parts.is_empty() { "none".into() } else { parts.join("; ") }
+    }
+}

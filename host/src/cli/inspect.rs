@@ -1,0 +1,253 @@
+//! `mcpbox inspect FILE.wasm`: what a component offers and needs, without serving it, as one
+//! typed [`Description`] printed as JSON (`--json`) or as text.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::grants::{Granted, Style};
+use crate::config::{ServeArgs, Settings};
+use crate::runtime::engine::{EngineOptions, build_engine, default_cache_dir};
+use crate::runtime::requested::RequestedPolicy;
+use crate::runtime::{CallScope, Limits, PluginConfig, catalog, interface_names, plugin_name};
+
+/// `mcpbox inspect FILE [--json] [--config FILE]`.
+pub(crate) async fn run(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<()> {
+    let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
+    let engine = build_engine(&EngineOptions { cache_dir, ..Default::default() })?;
+    let (limits, plugin_config) = match config {
+        Some(config) => {
+            let settings = Settings::from_args(&ServeArgs { config: Some(config), ..Default::default() })?;
+            (settings.limits, settings.plugin_configs.get(&plugin_name(&file)).cloned())
+        }
+        None => (Limits::default(), None),
+    };
+    let description = describe(&engine, &file, limits, plugin_config).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&description)?);
+    } else {
+        print!("{}", description.render());
+    }
+    Ok(())
+}
+
+/// What `mcpbox inspect` shows of one plugin.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Description {
+    plugin: String,
+    path: String,
+    exports: Vec<String>,
+    imports: Vec<String>,
+    requested: Option<RequestedPolicy>,
+    granted: Granted,
+    load_problem: Option<String>,
+    tools: Vec<ToolView>,
+    /// What the plugin lists without any directory.
+    resources: Vec<ResourceView>,
+    /// Why listing its resources failed, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources_error: Option<String>,
+    resource_templates: Vec<TemplateView>,
+    prompts: Vec<PromptView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolView {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    input_schema: Map<String, Value>,
+    output_schema: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceView {
+    uri: String,
+    name: String,
+    mime_type: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplateView {
+    name: String,
+    uri_template: String,
+    description: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct PromptView {
+    name: String,
+    description: Option<String>,
+    arguments: Vec<PromptArgumentView>,
+}
+
+#[derive(Debug, Serialize)]
+struct PromptArgumentView {
+    name: String,
+    required: bool,
+}
+
+/// Describes the plugin at `path`, with what it requests beside what `config` (the operator's
+/// config for it, if any) grants.
+async fn describe(
+    engine: &wasmtime::Engine,
+    path: &Path,
+    limits: Limits,
+    config: Option<PluginConfig>,
+) -> Result<Description> {
+    let configured = config.is_some();
+    let config = config.unwrap_or_default();
+    let limits = config.limits(limits);
+    let (loaded, load_problem) = catalog::load_one(engine, path, limits, config.policy.clone()).await?;
+    let (imports, exports) = interface_names(engine, loaded.component());
+    let (resources, resources_error) = if loaded.exports.resources.is_some() {
+        match loaded.list_resources(CallScope::default()).await {
+            Ok(listed) => (listed, None),
+            Err(error) => (Vec::new(), Some(error.to_string())),
+        }
+    } else {
+        (Vec::new(), None)
+    };
+    let prefixed = |name: &str| format!("{}{name}", loaded.prefix);
+    Ok(Description {
+        plugin: loaded.name.to_string(),
+        path: path.display().to_string(),
+        exports,
+        imports,
+        requested: loaded.requested.clone(),
+        granted: Granted::new(&config.policy, limits, config.max_concurrency, configured),
+        load_problem,
+        tools: loaded
+            .tools
+            .iter()
+            .map(|t| ToolView {
+                name: prefixed(&t.descriptor.name),
+                title: t.descriptor.title.clone(),
+                description: t.descriptor.description.clone(),
+                input_schema: t.input_schema.clone(),
+                output_schema: t.output_schema.clone(),
+            })
+            .collect(),
+        resources: resources
+            .into_iter()
+            .map(|r| ResourceView { uri: r.uri, name: r.name, mime_type: r.mime_type })
+            .collect(),
+        resources_error,
+        resource_templates: loaded
+            .templates
+            .iter()
+            .map(|t| TemplateView {
+                name: prefixed(&t.name),
+                uri_template: t.uri_template.clone(),
+                description: t.description.clone(),
+            })
+            .collect(),
+        prompts: loaded
+            .prompts
+            .iter()
+            .map(|p| PromptView {
+                name: prefixed(&p.name),
+                description: p.description.clone(),
+                arguments: p
+                    .arguments
+                    .iter()
+                    .map(|a| PromptArgumentView { name: a.name.clone(), required: a.required })
+                    .collect(),
+            })
+            .collect(),
+    })
+}
+
+impl Description {
+    /// The description as readable text.
+    fn render(&self) -> String {
+        let mut out = format!("plugin {} ({})\n\nexports:\n", self.plugin, self.path);
+        for export in &self.exports {
+            let _ = writeln!(out, "  {export}");
+        }
+        out += "\nimports:\n";
+        for import in &self.imports {
+            let _ = writeln!(out, "  {import}");
+        }
+        out += &self.render_policy();
+        let _ = writeln!(out, "\ntools ({}):", self.tools.len());
+        for t in &self.tools {
+            let _ = writeln!(out, "  {}: {}", t.name, t.description.as_deref().unwrap_or_default());
+            let _ = writeln!(out, "    input schema: {}", Value::Object(t.input_schema.clone()));
+            if let Some(output) = &t.output_schema {
+                let _ = writeln!(out, "    output schema: {}", Value::Object(output.clone()));
+            }
+        }
+        let _ = writeln!(out, "\nresources ({}):", self.resources.len());
+        if let Some(error) = &self.resources_error {
+            let _ = writeln!(out, "  listing failed: {error}");
+        }
+        for r in &self.resources {
+            let _ = writeln!(out, "  {} ({})", r.uri, r.name);
+        }
+        let _ = writeln!(out, "\nresource templates ({}):", self.resource_templates.len());
+        for t in &self.resource_templates {
+            let _ = writeln!(out, "  {}: {}", t.name, t.uri_template);
+        }
+        let _ = writeln!(out, "\nprompts ({}):", self.prompts.len());
+        for p in &self.prompts {
+            let args: Vec<String> =
+                p.arguments.iter().map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" })).collect();
+            let _ =
+                writeln!(out, "  {}({}): {}", p.name, args.join(", "), p.description.as_deref().unwrap_or_default());
+        }
+        out
+    }
+
+    /// The "requested → granted" lines.
+    fn render_policy(&self) -> String {
+        let or_none = |items: &[String]| if items.is_empty() { "none".to_owned() } else { items.join(", ") };
+        let requested = self.requested.clone().unwrap_or_default();
+        let granted = &self.granted;
+        let mut out = String::from(if granted.configured {
+            "\npolicy (requested by the plugin → granted by the config):\n"
+        } else {
+            "\npolicy (requested by the plugin → granted; no config given, so the defaults):\n"
+        });
+        match (&self.requested, &requested.reason) {
+            (None, _) => out += "  the plugin requests nothing (no mcpbox-policy section, no .policy.toml)\n",
+            (Some(_), Some(reason)) => {
+                let _ = writeln!(out, "  reason given: {reason}");
+            }
+            (Some(_), None) => {}
+        }
+        let filesystem = requested.filesystem.map_or("-".to_owned(), |access| {
+            serde_json::to_value(access).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+        });
+        let fs_granted = granted.filesystem("the shared roots (--root, [[roots]])", Style::Long);
+        let _ = writeln!(out, "  filesystem: {filesystem} → {}", or_none(&fs_granted));
+        let network = granted.network(Style::Long).unwrap_or_else(|| "none".to_owned());
+        let _ = writeln!(out, "  network: {} → {network}", or_none(&requested.network));
+        let _ = writeln!(out, "  env: {} → {}", or_none(&requested.env), or_none(&granted.env));
+        let limits = &granted.limits;
+        let _ = writeln!(
+            out,
+            "  limits: timeout {} ms (requested {}), memory {} MiB (requested {}), output {} KiB, concurrency {}",
+            limits.timeout_ms,
+            requested.timeout_ms.map_or("-".to_owned(), |v| v.to_string()),
+            limits.memory_mib,
+            requested.memory_mib.map_or("-".to_owned(), |v| v.to_string()),
+            limits.max_output_bytes >> 10,
+            limits.max_concurrency.map_or("unlimited".to_owned(), |v| v.to_string()),
+        );
+        match &self.load_problem {
+            Some(problem) => {
+                let _ = writeln!(out, "  loads under this policy: no: {problem}");
+            }
+            None => out += "  loads under this policy: yes\n",
+        }
+        out
+    }
+}

@@ -1,0 +1,108 @@
+//! The command line: `mcpbox [serve] | check | compile | inspect | new`. Each command is a
+//! file that parses nothing itself: it takes the merged [`Settings`](crate::config::Settings)
+//! (or its own arguments) and drives the runtime and the protocol layer.
+
+mod check;
+mod compile;
+mod grants;
+mod inspect;
+mod new;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use crate::config::ServeArgs;
+
+/// Serve MCP tools, resources and prompts from sandboxed WebAssembly components.
+#[derive(Parser)]
+#[command(version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve plugins as one MCP server over stdio or HTTP (the default command).
+    Serve(Box<ServeArgs>),
+    /// Validate the config and every plugin without serving: print a table and exit non-zero
+    /// if anything is wrong.
+    Check(Box<ServeArgs>),
+    /// Compile every plugin into the compile cache ahead of time, in parallel, so that serving
+    /// starts fast (a progress line on a terminal).
+    Compile(Box<ServeArgs>),
+    /// Create a plugin project in Rust, Python or JavaScript, ready to build with one command.
+    New {
+        /// The plugin's name (a crate name: letters, digits, `-`, `_`).
+        name: String,
+        /// Where to create it [default: the current directory].
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+        /// The plugin's language.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: new::Lang,
+        /// Rust only: the mcpbox SDK to depend on [default: the `sdk/` of the mcpbox checkout
+        /// this binary was built from].
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+    },
+    /// Show what a plugin component exports (tools, resources, prompts) and imports.
+    Inspect {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Show what this config grants the plugin beside what it requests.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+}
+
+/// Runs the command line and returns the process's exit code. stdout carries the protocol
+/// (or a command's output) only; every log line goes to stderr.
+pub fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MCPBOX_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpbox: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    // Don't wait for guests that ignore cancellation: the process is done.
+    runtime.shutdown_background();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpbox: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Some(Command::Serve(args)) => serve::run(*args).await,
+        None => serve::run(cli.serve).await,
+        Some(Command::Inspect { file, json, config }) => inspect::run(file, json, config).await,
+        Some(Command::Check(args)) => check::run(*args).await,
+        Some(Command::Compile(args)) => compile::run(*args).await,
+        Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
+    }
+}

@@ -1,0 +1,109 @@
+//! `mcpbox serve` (the default command): load the plugins, watch them, and serve them over
+//! stdio, Streamable HTTP, or both, until the input ends or a signal arrives.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ServeArgs, Settings};
+use crate::mcp::transport::{http, stdio};
+use crate::mcp::{McpState, Session};
+use crate::runtime::engine::build_engine;
+use crate::runtime::reload::Reloader;
+use crate::runtime::{Catalog, LiveCatalog};
+
+/// `mcpbox serve`.
+pub(crate) async fn run(args: ServeArgs) -> Result<()> {
+    let settings = Settings::from_args(&args)?;
+    let engine = build_engine(&settings.engine)?;
+    tracing::info!(
+        "instance memory: {} ({})",
+        if settings.engine.copy_on_write { "copy-on-write" } else { "copied" },
+        settings.copy_on_write_reason
+    );
+    let live = load(&engine, &settings).await;
+    let watching = settings.watch && !settings.plugin_paths.is_empty();
+    let state = McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching)?;
+    if watching {
+        let reloader = Reloader::new(
+            engine.clone(),
+            settings.plugin_paths.clone(),
+            settings.plugin_configs.clone(),
+            settings.limits,
+            live,
+        )?;
+        reloader.spawn()?;
+    }
+    serve_transports(state, &settings).await
+}
+
+/// Loads the plugins, reporting each that fails by name; the others serve.
+async fn load(engine: &wasmtime::Engine, settings: &Settings) -> Arc<LiveCatalog> {
+    let started = Instant::now();
+    let (catalog, problems) =
+        Catalog::load(engine, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+    for problem in &problems {
+        tracing::error!("failed to load plugin {}: {:#}", problem.path.display(), problem.error);
+    }
+    tracing::info!(
+        plugins = catalog.plugins().len(),
+        failed = problems.len(),
+        tools = catalog.tools().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        roots = ?settings.roots.iter().map(|r| r.path.display().to_string()).collect::<Vec<_>>(),
+        "plugins loaded"
+    );
+    if catalog.plugins().is_empty() {
+        tracing::warn!("no plugin loaded: the server offers nothing");
+    }
+    LiveCatalog::new(catalog)
+}
+
+/// Serves stdio and/or HTTP; the end of stdin ends the process unless HTTP serves too.
+async fn serve_transports(state: Arc<McpState>, settings: &Settings) -> Result<()> {
+    let shutdown = CancellationToken::new();
+    tokio::spawn(cancel_on_signal(shutdown.clone()));
+    let http = settings.http.clone().map(|options| {
+        let (state, shutdown) = (state.clone(), shutdown.clone());
+        tokio::spawn(async move { http::serve(state, options, shutdown, |_| {}).await })
+    });
+    if settings.stdio {
+        let session = Session::new(state);
+        tokio::select! {
+            result = stdio::serve(session, std::io::stdin(), std::io::stdout(), settings.max_message_bytes) => {
+                result?;
+                // With HTTP too, the end of stdin ends only the stdio session.
+                if http.is_none() {
+                    return Ok(());
+                }
+            }
+            () = shutdown.cancelled() => {
+                if http.is_none() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    if let Some(http) = http {
+        http.await.context("http server task failed")??;
+    }
+    Ok(())
+}
+
+/// Cancels `token` on SIGINT or SIGTERM, for a graceful shutdown.
+async fn cancel_on_signal(token: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::warn!("cannot listen for signals; stop mcpbox by closing its input or killing it");
+        return;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    tracing::info!("signal received");
+    token.cancel();
+}

@@ -1,0 +1,80 @@
+//! The command line of `mcpbox serve` (and of `check` and `compile`, which take the same
+//! options). Values are checked where they are merged with the file (`config/mod.rs`).
+
+use std::path::PathBuf;
+
+use crate::runtime::engine::CopyOnWrite;
+
+/// Options of `mcpbox serve`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Plugin files (`.wasm` components) or directories of them.
+    pub paths: Vec<PathBuf>,
+    /// Grant plugins read-only access to this directory (repeatable). Clients' MCP roots can
+    /// narrow what is granted, never widen it.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// Grant plugins read-write access to this directory (repeatable).
+    #[arg(long = "root-rw", value_name = "DIR")]
+    pub writable_roots: Vec<PathBuf>,
+    /// A TOML config file (plugins, roots, limits, per-plugin settings).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Wall-time limit of one call, in seconds, at most a day [default: 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Memory limit of one call's instance, in MiB, at most 4096 [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub memory: Option<u64>,
+    /// Output limit of one call (content returned), in MiB, at most 1024 [default: 16].
+    #[arg(long, value_name = "MIB")]
+    pub max_output: Option<u64>,
+    /// Largest JSON-RPC message accepted (a stdin line or an HTTP body), in bytes
+    /// [default: 64 MiB].
+    #[arg(long, value_name = "BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
+    #[arg(long, value_name = "DIR", env = "MCPBOX_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every plugin afresh, without the on-disk cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Allocate every instance afresh instead of from wasmtime's pooling allocator (the
+    /// default, measured faster; it reserves address space for 2,000 instances up front).
+    #[arg(long)]
+    pub no_pooling: bool,
+    /// How instances get their initial memory: `on` maps the plugin's memory image
+    /// copy-on-write (fast for large interpreter plugins), `off` copies it (best throughput
+    /// for small compiled plugins), `auto` turns it on when some plugin file is 4 MiB or more
+    /// [default: auto].
+    #[arg(long, value_name = "WHEN")]
+    pub copy_on_write: Option<CopyOnWrite>,
+    /// Don't watch the plugin paths (by default a `.wasm` added, changed or removed there is
+    /// loaded, reloaded or dropped while serving, and clients are told).
+    #[arg(long)]
+    pub no_watch: bool,
+    /// Items per page of list results [default: 100].
+    #[arg(long, value_name = "N")]
+    pub page_size: Option<usize>,
+    /// Serve Streamable HTTP on this address instead of stdio (port 0 picks one); `--http`
+    /// alone binds 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http, serve stdio as well.
+    #[arg(long)]
+    pub stdio: bool,
+    /// The MCP endpoint path of the HTTP server.
+    #[arg(long, value_name = "PATH", default_value = "/mcp")]
+    pub http_path: String,
+    /// Accept this `Host` header value too (repeatable); loopback names and the bound address
+    /// are always accepted.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// Accept requests from this browser origin too, e.g. https://app.example.com:443
+    /// (repeatable); local origins are always accepted, others get 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// Require `Authorization: Bearer <token>` on HTTP, the token read from this file.
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<PathBuf>,
+}

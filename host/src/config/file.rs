@@ -1,0 +1,162 @@
+//! The config file's schema (`mcpbox.toml`, documented key by key in `docs/config.md`), and
+//! where in the file a value stood. The schema is strict: an unknown key or a wrong type is an
+//! error naming the file, the line and the key.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::runtime::engine::CopyOnWrite;
+
+/// The config file's schema.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileConfig {
+    /// Plugin files or directories, relative to the config file.
+    #[serde(default)]
+    pub(crate) plugins: Vec<PathBuf>,
+    /// Watch the plugin paths and reload on change (default true).
+    pub(crate) watch: Option<bool>,
+    /// Map memory images copy-on-write (`"auto"`, `"on"`, `"off"`; default auto).
+    pub(crate) copy_on_write: Option<CopyOnWrite>,
+    #[serde(default)]
+    pub(crate) roots: Vec<FileRoot>,
+    #[serde(default)]
+    pub(crate) limits: FileLimits,
+    #[serde(default)]
+    pub(crate) cache: FileCache,
+    /// Per-plugin settings, by plugin name.
+    #[serde(default)]
+    pub(crate) plugin: HashMap<String, FilePlugin>,
+}
+
+/// `[[roots]]`: a directory every plugin may see (unless it opts out).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileRoot {
+    pub(crate) path: PathBuf,
+    pub(crate) name: Option<String>,
+    #[serde(default)]
+    pub(crate) writable: bool,
+}
+
+/// `[limits]`: every call's limits; spanned so that an out-of-range value names its line.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileLimits {
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) memory_mib: Option<Spanned<u64>>,
+    pub(crate) max_output_mib: Option<Spanned<u64>>,
+    pub(crate) max_message_bytes: Option<Spanned<usize>>,
+    pub(crate) page_size: Option<usize>,
+}
+
+/// `[cache]`: the compile cache.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileCache {
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) enabled: Option<bool>,
+}
+
+/// `[plugin.NAME]`: one plugin's names, limits and grants.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilePlugin {
+    /// Replaces `<name>.` before the plugin's tool, prompt and template names; may be "".
+    pub(crate) prefix: Option<String>,
+    /// Serve only these of the plugin's tools.
+    pub(crate) tools: Option<Vec<String>>,
+    /// Never serve these of the plugin's tools.
+    pub(crate) exclude_tools: Option<Vec<String>>,
+    /// This plugin's limits, replacing those of [limits].
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) memory_mib: Option<Spanned<u64>>,
+    pub(crate) max_output_mib: Option<Spanned<u64>>,
+    /// At most this many calls of the plugin at once (default: no limit).
+    pub(crate) max_concurrency: Option<usize>,
+    /// Environment variables the plugin sees, with their values.
+    pub(crate) env: Option<BTreeMap<String, String>>,
+    /// Environment variables the plugin sees, with the values mcpbox itself was started with.
+    pub(crate) env_from_host: Option<Vec<String>>,
+    /// Whether it sees the shared roots (`--root`, `[[roots]]`); default true.
+    pub(crate) roots: Option<bool>,
+    /// Directories of its own.
+    #[serde(default)]
+    pub(crate) dirs: Vec<FilePluginDir>,
+    /// Outgoing HTTP allow-list: `https://api.example.com`, `https://*.example.com:8443`.
+    pub(crate) network: Option<Vec<Spanned<String>>>,
+    /// Let allowed hosts resolve to loopback, private and link-local addresses too.
+    pub(crate) allow_private_network: Option<bool>,
+    /// Link imports it was not granted as stubs that deny or trap, instead of refusing to load.
+    pub(crate) stub_ungranted: Option<bool>,
+}
+
+/// `[[plugin.NAME.dirs]]`: a directory of one plugin's own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilePluginDir {
+    pub(crate) path: Spanned<PathBuf>,
+    pub(crate) name: Option<String>,
+    #[serde(default)]
+    pub(crate) writable: bool,
+    /// Grant only the parts inside the client's roots, when the client has roots.
+    #[serde(default)]
+    pub(crate) within_client_roots: bool,
+}
+
+/// A config file as read: its schema, its text (for positions), and where it is.
+#[derive(Debug, Default)]
+pub(crate) struct ConfigFile {
+    pub(crate) config: FileConfig,
+    text: String,
+    /// The file as the user named it (`mcpbox.toml` when there is none, for messages).
+    pub(crate) path: PathBuf,
+    /// The directory relative paths in the file start from.
+    pub(crate) base: PathBuf,
+}
+
+impl ConfigFile {
+    /// Reads and parses `path`; no file is an empty config.
+    pub(crate) fn read(path: Option<&Path>) -> Result<ConfigFile> {
+        let Some(path) = path else { return Ok(ConfigFile { path: "mcpbox.toml".into(), ..ConfigFile::default() }) };
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+        Ok(ConfigFile {
+            config: parse(path, &text)?,
+            text,
+            path: path.to_owned(),
+            base: path.parent().map(Path::to_owned).unwrap_or_default(),
+        })
+    }
+
+    /// `file:line:col` of a spanned value, for errors found after parsing.
+    pub(crate) fn at(&self, span: std::ops::Range<usize>) -> String {
+        let (line, column) = line_column(&self.text, span.start);
+        format!("{}:{line}:{column}", self.path.display())
+    }
+
+    /// `path` relative to the config file's directory.
+    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        self.base.join(path)
+    }
+}
+
+/// The schema of `text`, or an error naming `path`, the line and the key.
+pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map(|span| line_column(text, span.start)).unwrap_or((1, 1));
+        anyhow!("{}:{line}:{column}: {}", path.display(), e.message().trim_end())
+    })
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}

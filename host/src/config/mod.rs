@@ -1,0 +1,231 @@
+//! Settings from the command line and the optional config file (`--config mcpbox.toml`),
+//! merged into one [`Settings`]; command-line options override the file. Every value is
+//! checked here, and a bad one is an error naming the flag, or the file, line and key.
+//!
+//! - `args`: the command line ([`ServeArgs`]);
+//! - `file`: the file's schema and positions;
+//! - `plugin`: `[plugin.NAME]` sections into the runtime's `PluginConfig`;
+//! - `http`: the HTTP transport's options.
+
+mod args;
+mod file;
+mod http;
+mod plugin;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use toml::Spanned;
+
+pub use args::ServeArgs;
+use file::ConfigFile;
+pub use http::HttpOptions;
+
+use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
+use crate::runtime::limits::{self, LimitError, Limits};
+use crate::runtime::plugin_config::PluginConfigs;
+use crate::runtime::roots::AllowedDir;
+
+/// Default largest JSON-RPC message (a stdin line or an HTTP body).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+/// The smallest and largest JSON-RPC message limit: below 1 KiB not even `initialize` fits;
+/// above 1 GiB one message could hold the host's memory.
+const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
+/// Items per page of list results, unless configured.
+const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Everything `serve` needs, merged from the file and the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Plugin files and directories: the file's, then the command line's.
+    pub plugin_paths: Vec<PathBuf>,
+    /// Directories every plugin may see (unless its config opts out).
+    pub roots: Vec<AllowedDir>,
+    /// Every call's limits, unless a plugin's config replaces them.
+    pub limits: Limits,
+    /// The largest JSON-RPC message accepted.
+    pub max_message_bytes: usize,
+    /// The engine's settings.
+    pub engine: EngineOptions,
+    /// `[plugin.NAME]` sections, by plugin name.
+    pub plugin_configs: PluginConfigs,
+    /// Items per page of list results.
+    pub page_size: usize,
+    /// Serve Streamable HTTP with these options.
+    pub http: Option<HttpOptions>,
+    /// Serve stdio (without `--http`, or with `--stdio`).
+    pub stdio: bool,
+    /// Watch the plugin paths and reload on change.
+    pub watch: bool,
+    /// Why [`EngineOptions::copy_on_write`] is what it is, for the log.
+    pub copy_on_write_reason: String,
+}
+
+impl Settings {
+    /// Reads the config file `args` names, if any, and merges it with `args`.
+    pub fn from_args(args: &ServeArgs) -> Result<Settings> {
+        let file = ConfigFile::read(args.config.as_deref())?;
+        let plugin_paths = plugin_paths(&file, args);
+        let limits = call_limits(&file, args)?;
+        let plugin_configs = plugin::plugin_configs(&file)?;
+        let max_message_bytes = max_message_bytes(&file, args)?;
+        let (engine, copy_on_write_reason) = engine_options(&file, args, &plugin_paths, limits, &plugin_configs);
+        let http = http_options(args, max_message_bytes)?;
+        Ok(Settings {
+            roots: roots(&file, args)?,
+            limits,
+            max_message_bytes,
+            engine,
+            plugin_configs,
+            page_size: args.page_size.or(file.config.limits.page_size).unwrap_or(DEFAULT_PAGE_SIZE).max(1),
+            stdio: http.is_none() || args.stdio,
+            http,
+            watch: !args.no_watch && file.config.watch.unwrap_or(true),
+            copy_on_write_reason,
+            plugin_paths,
+        })
+    }
+}
+
+/// The file's plugin paths (relative to it), then the command line's.
+fn plugin_paths(file: &ConfigFile, args: &ServeArgs) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = file.config.plugins.iter().map(|p| file.resolve(p)).collect();
+    paths.extend(args.paths.iter().cloned());
+    paths
+}
+
+/// `[[roots]]`, then `--root` and `--root-rw`; each must be an existing directory.
+fn roots(file: &ConfigFile, args: &ServeArgs) -> Result<Vec<AllowedDir>> {
+    let mut roots = Vec::new();
+    for root in &file.config.roots {
+        let dir = AllowedDir::new(&file.resolve(&root.path), root.name.clone(), root.writable)
+            .with_context(|| format!("{}: in [[roots]]", file.path.display()))?;
+        roots.push(dir);
+    }
+    for path in &args.roots {
+        roots.push(AllowedDir::new(path, None, false).context("in --root")?);
+    }
+    for path in &args.writable_roots {
+        roots.push(AllowedDir::new(path, None, true).context("in --root-rw")?);
+    }
+    Ok(roots)
+}
+
+/// A limit from a spanned config value, checked by `check`; the error names file, line and key.
+fn spanned_limit<T: Copy, L>(
+    file: &ConfigFile,
+    value: &Option<Spanned<T>>,
+    key: &str,
+    check: impl Fn(T) -> Result<L, LimitError>,
+) -> Result<Option<L>> {
+    value.as_ref().map(|v| check(*v.get_ref()).map_err(|e| anyhow!("{}: {key} {e}", file.at(v.span())))).transpose()
+}
+
+/// A limit from a flag, checked by `check`; the error names the flag.
+fn flag_limit<T: Copy, L>(
+    value: Option<T>,
+    flag: &str,
+    check: impl Fn(T) -> Result<L, LimitError>,
+) -> Result<Option<L>> {
+    value.map(|v| check(v).map_err(|e| anyhow!("{flag} {e}"))).transpose()
+}
+
+/// `[limits]` with the flags over them.
+fn call_limits(file: &ConfigFile, args: &ServeArgs) -> Result<Limits> {
+    let section = &file.config.limits;
+    let defaults = Limits::default();
+    let timeout = flag_limit(args.timeout, "--timeout", limits::timeout_from_secs)?.or(spanned_limit(
+        file,
+        &section.timeout_ms,
+        "[limits] timeout_ms",
+        limits::timeout_from_ms,
+    )?);
+    let memory = flag_limit(args.memory, "--memory", limits::memory_from_mib)?.or(spanned_limit(
+        file,
+        &section.memory_mib,
+        "[limits] memory_mib",
+        limits::memory_from_mib,
+    )?);
+    let output = flag_limit(args.max_output, "--max-output", limits::output_from_mib)?.or(spanned_limit(
+        file,
+        &section.max_output_mib,
+        "[limits] max_output_mib",
+        limits::output_from_mib,
+    )?);
+    Ok(Limits {
+        timeout: timeout.unwrap_or(defaults.timeout),
+        memory_bytes: memory.unwrap_or(defaults.memory_bytes),
+        output_bytes: output.unwrap_or(defaults.output_bytes),
+    })
+}
+
+fn message_bytes(bytes: usize) -> Result<usize, LimitError> {
+    if MESSAGE_BYTES_RANGE.contains(&bytes) {
+        Ok(bytes)
+    } else if bytes < *MESSAGE_BYTES_RANGE.start() {
+        Err(LimitError::NotPositive(format!("{bytes} bytes (at least {} are needed)", MESSAGE_BYTES_RANGE.start())))
+    } else {
+        Err(LimitError::TooLarge {
+            max: format!("{} bytes", MESSAGE_BYTES_RANGE.end()),
+            value: format!("{bytes} bytes"),
+        })
+    }
+}
+
+fn max_message_bytes(file: &ConfigFile, args: &ServeArgs) -> Result<usize> {
+    let from_file =
+        spanned_limit(file, &file.config.limits.max_message_bytes, "[limits] max_message_bytes", message_bytes)?;
+    let from_flag = flag_limit(args.max_message_bytes, "--max-message-bytes", message_bytes)?;
+    Ok(from_flag.or(from_file).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES))
+}
+
+/// The engine's settings: the cache, pooling sized for the largest memory limit of any
+/// plugin, and copy-on-write decided for the plugins at start-up.
+fn engine_options(
+    file: &ConfigFile,
+    args: &ServeArgs,
+    plugin_paths: &[PathBuf],
+    limits: Limits,
+    plugin_configs: &PluginConfigs,
+) -> (EngineOptions, String) {
+    let cache_enabled = !args.no_cache && file.config.cache.enabled.unwrap_or(true);
+    let cache_dir =
+        args.cache_dir.clone().or(file.config.cache.dir.as_ref().map(|d| file.resolve(d))).or_else(default_cache_dir);
+    let largest_memory = plugin_configs.values().filter_map(|p| p.memory_bytes).fold(limits.memory_bytes, usize::max);
+    let mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
+    let (copy_on_write, reason) = copy_on_write(mode, plugin_paths);
+    let options = EngineOptions {
+        cache_dir: cache_dir.filter(|_| cache_enabled),
+        pooling: !args.no_pooling,
+        max_memory_bytes: largest_memory,
+        copy_on_write,
+    };
+    (options, reason)
+}
+
+/// The HTTP transport's options, with the bearer token read from its file.
+fn http_options(args: &ServeArgs, max_message_bytes: usize) -> Result<Option<HttpOptions>> {
+    let Some(addr) = args.http else { return Ok(None) };
+    let auth_token = args.auth_token_file.as_deref().map(read_token).transpose()?;
+    Ok(Some(HttpOptions {
+        addr,
+        path: args.http_path.clone(),
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        auth_token,
+        max_body_bytes: max_message_bytes,
+    }))
+}
+
+fn read_token(path: &Path) -> Result<String> {
+    let token =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the auth token file {}", path.display()))?;
+    let token = token.trim().to_owned();
+    if token.is_empty() {
+        return Err(anyhow!("the auth token file {} is empty", path.display()));
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+//! The config's parsing and checks, on files written to a temporary directory.
+
+use std::path::Path;
+
+use super::file::parse;
+use super::*;
+use crate::runtime::engine::CopyOnWrite;
+
+/// `text` as a config file in a fresh temporary directory, and the arguments naming it.
+fn config_file(text: &str) -> (tempfile::TempDir, PathBuf, ServeArgs) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcpbox.toml");
+    std::fs::write(&path, text).unwrap();
+    let args = ServeArgs { config: Some(path.clone()), ..Default::default() };
+    (dir, path, args)
+}
+
+fn error_of(args: &ServeArgs) -> String {
+    format!("{:#}", Settings::from_args(args).unwrap_err())
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let text = "plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n";
+    let error = parse(Path::new("mcpbox.toml"), text).unwrap_err().to_string();
+    assert!(error.starts_with("mcpbox.toml:5:1: unknown field `memroy_mib`"), "{error}");
+}
+
+#[test]
+fn wrong_type_names_the_line() {
+    let text = "[limits]\ntimeout_ms = \"soon\"\n";
+    let error = parse(Path::new("c.toml"), text).unwrap_err().to_string();
+    assert!(error.starts_with("c.toml:2:"), "{error}");
+    assert!(error.contains("invalid type"), "{error}");
+}
+
+#[test]
+fn the_documented_example_config_is_valid() {
+    let readme = include_str!("../../../docs/config.md");
+    let start = readme.find("```toml\n").expect("docs/config.md has a toml example") + "```toml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let config = parse(Path::new("docs/config.md"), &readme[start..end]).unwrap();
+    assert_eq!(config.plugin["fs"].exclude_tools.as_deref(), Some(&["write_file".to_owned()][..]));
+    assert_eq!(config.limits.max_output_mib.as_ref().map(|v| *v.get_ref()), Some(16));
+}
+
+#[test]
+fn a_bad_network_entry_names_file_line_and_reason() {
+    let (_dir, path, args) =
+        config_file("[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n");
+    let error = error_of(&args);
+    assert!(error.starts_with(&format!("{}:4:3: in [plugin.web] network", path.display())), "{error}");
+    assert!(error.contains("`api.example.com` needs a scheme"), "{error}");
+}
+
+#[test]
+fn plugin_policies_parse() {
+    let (_dir, _path, args) = config_file(
+        "[plugin.web]\nnetwork = [\"https://*.example.com\"]\nroots = false\nstub_ungranted = true\n\n\
+         [[plugin.web.dirs]]\npath = \".\"\nwritable = true\nwithin_client_roots = true\n",
+    );
+    let settings = Settings::from_args(&args).unwrap();
+    let policy = &settings.plugin_configs["web"].policy;
+    assert!(!policy.shared_roots && policy.stub_ungranted);
+    assert!(policy.dirs[0].dir.writable && policy.dirs[0].within_client_roots);
+    let network = policy.network.as_ref().unwrap();
+    assert!(network.admits("https", "api.example.com", 443).is_some() && !network.allow_private);
+    // A plugin without a section gets the defaults: shared roots, nothing else.
+    assert!(!settings.plugin_configs.contains_key("other"));
+}
+
+#[test]
+fn prefixes_and_roots_parse() {
+    let text = "[[roots]]\npath = \".\"\nwritable = true\n\n[plugin.conformance]\nprefix = \"\"\n";
+    let config = parse(Path::new("c.toml"), text).unwrap();
+    assert!(config.roots[0].writable);
+    assert_eq!(config.plugin["conformance"].prefix.as_deref(), Some(""));
+}
+
+#[test]
+fn copy_on_write_comes_from_the_file_or_the_command_line() {
+    let (_dir, path, args) = config_file("copy_on_write = \"on\"\n");
+    assert!(Settings::from_args(&args).unwrap().engine.copy_on_write);
+    let args = ServeArgs { copy_on_write: Some(CopyOnWrite::Off), ..args };
+    assert!(!Settings::from_args(&args).unwrap().engine.copy_on_write);
+    std::fs::write(&path, "copy_on_write = \"sometimes\"\n").unwrap();
+    let error = error_of(&ServeArgs { config: Some(path), ..Default::default() });
+    assert!(error.contains(":1:17:") && error.contains("unknown variant `sometimes`"), "{error}");
+}
+
+#[test]
+fn absurd_limits_name_the_flag() {
+    let cases: [(ServeArgs, &str); 5] = [
+        (ServeArgs { timeout: Some(1e20), ..Default::default() }, "--timeout must be at most 86400 seconds"),
+        (ServeArgs { timeout: Some(1e19), ..Default::default() }, "--timeout must be at most 86400 seconds"),
+        (ServeArgs { timeout: Some(f64::NAN), ..Default::default() }, "--timeout must be a positive number"),
+        (ServeArgs { memory: Some(u64::MAX), ..Default::default() }, "--memory must be at most 4096 MiB"),
+        (ServeArgs { max_message_bytes: Some(0), ..Default::default() }, "--max-message-bytes must be a positive"),
+    ];
+    for (args, expected) in cases {
+        let error = error_of(&args);
+        assert!(error.starts_with(expected), "{error}");
+    }
+}
+
+#[test]
+fn absurd_limits_in_the_file_name_file_line_and_key() {
+    let (_dir, path, args) = config_file("[limits]\ntimeout_ms = 9223372036854775807\n");
+    let error = error_of(&args);
+    assert!(error.starts_with(&format!("{}:2:14: [limits] timeout_ms must be at most", path.display())), "{error}");
+    let (_dir, path, args) = config_file("[plugin.big]\nmemory_mib = 999999\n");
+    let error = error_of(&args);
+    assert!(
+        error.starts_with(&format!("{}:2:14: [plugin.big] memory_mib must be at most 4096 MiB", path.display())),
+        "{error}"
+    );
+}

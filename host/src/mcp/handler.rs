@@ -1,0 +1,300 @@
+//! One MCP connection (for stdio: the process) and its `ServerHandler`: one short method per
+//! MCP request, each turning the request into a catalog call in the request's scope
+//! (`scope.rs`) and the answer into MCP types (`convert.rs`); failures are mapped in
+//! `errors.rs`, era differences decided in `era.rs`.
+
+#![expect(deprecated, reason = "logging and roots stay served to the clients that use them")]
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+
+use super::convert;
+use super::era::Era;
+use super::errors::{request_error, tool_failure};
+use super::notify::{Notifier, Subscriptions, pump};
+use super::paging::page;
+use super::roots::SessionRoots;
+use super::state::McpState;
+use crate::runtime::{CallError, CompletionTarget};
+
+/// List results of static things (tools, prompts, templates) may be cached this long by
+/// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
+const STATIC_LIST_TTL_MS: u64 = 60_000;
+
+/// One connection.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) state: Arc<McpState>,
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    pub(crate) roots: Arc<SessionRoots>,
+    /// Resource URIs this session subscribed to (legacy `resources/subscribe`).
+    subscriptions: Subscriptions,
+    /// What a guest's `resource-updated` calls (made once, shared by every call's scope).
+    pub(crate) resource_updated: Arc<dyn Fn(String) + Send + Sync>,
+}
+
+impl Session {
+    /// A new connection to the server `state` describes.
+    pub fn new(state: Arc<McpState>) -> Self {
+        let live = state.live().clone();
+        Session {
+            state,
+            log_level: Arc::default(),
+            roots: Arc::new(SessionRoots::new()),
+            subscriptions: Subscriptions::default(),
+            resource_updated: Arc::new(move |uri| live.resource_updated(uri)),
+        }
+    }
+
+    /// The session's `logging/setLevel`, if it sent one.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One page of a static list as its rmcp result type, with the 2026-07-28 caching hints.
+macro_rules! static_page {
+    ($result:ty, $items:expr, $key:expr, $request:expr, $context:expr, $size:expr) => {{
+        let (items, next) = page($items, $key, &$request, $size)?;
+        let mut result = <$result>::with_all_items(items);
+        result.next_cursor = next;
+        if Era::of(&$context).is_modern() {
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
+        }
+        Ok(result)
+    }};
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("mcpbox: sandboxed WebAssembly MCP plugins".to_owned());
+        ServerConfig::new(convert::capabilities(&self.state.catalog(), self.state.watching))
+            .with_server_info(implementation)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let lists = self.state.lists(&self.state.catalog())?;
+        static_page!(ListToolsResult, &lists.tools, |t| &t.name, request, context, self.state.page_size)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let catalog = self.state.catalog();
+        // Unknown before any question: a client is never asked for roots to learn that.
+        if catalog.tool(&name).is_none() {
+            return Err(request_error(CallError::UnknownTool { name }));
+        }
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let answers = request.input_responses.unwrap_or_default();
+        let called = self.with_scope(&context, Some(&answers), |scope| catalog.call_tool(&name, arguments, scope));
+        let result = match called.await {
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
+            Ok(Err(error)) => tool_failure(&name, error)?,
+        };
+        Ok(CallToolResponse::from(result))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let catalog = self.state.catalog();
+        let listed = self
+            .with_scope(&context, None, |scope| async move { catalog.list_resources(&scope).await })
+            .await
+            .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
+        let mut all: Vec<_> = listed.map_err(request_error)?.into_iter().map(|(_, r)| r).collect();
+        all.sort_by(|a, b| a.uri.cmp(&b.uri));
+        all.dedup_by(|a, b| a.uri == b.uri);
+        let (resources, next) = page(&all, |r| &r.uri, &request, self.state.page_size)?;
+        let mut result =
+            ListResourcesResult::with_all_items(resources.iter().map(convert::resource).collect::<Result<_, _>>()?);
+        result.next_cursor = next;
+        if Era::of(&context).is_modern() {
+            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let lists = self.state.lists(&self.state.catalog())?;
+        static_page!(ListResourceTemplatesResult, &lists.templates, |t| &t.name, request, context, self.state.page_size)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let answers = request.input_responses.unwrap_or_default();
+        let catalog = self.state.catalog();
+        let uri = request.uri;
+        let read =
+            self.with_scope(&context, Some(&answers), |scope| async move { catalog.read_resource(&uri, &scope).await });
+        match read.await {
+            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
+            Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let lists = self.state.lists(&self.state.catalog())?;
+        static_page!(ListPromptsResult, &lists.prompts, |p| &p.name, request, context, self.state.page_size)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let catalog = self.state.catalog();
+        let arguments = convert::prompt_arguments(request.arguments.unwrap_or_default());
+        let answers = request.input_responses.unwrap_or_default();
+        let name = request.name;
+        let got = self.with_scope(&context, Some(&answers), |scope| catalog.get_prompt(&name, arguments, scope));
+        match got.await {
+            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
+            Ok(got) => {
+                let result = got.map_err(request_error)?;
+                Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
+            }
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let target = match &request.r#ref {
+            Reference::Prompt(p) => CompletionTarget::Prompt(p.name.clone()),
+            Reference::Resource(r) => CompletionTarget::ResourceTemplate(r.uri.clone()),
+            _ => return Err(McpError::invalid_params("unsupported completion reference type", None)),
+        };
+        let context_arguments = request.context.and_then(|c| c.arguments).map(|a| a.into_iter().collect());
+        let argument = (request.argument.name, request.argument.value);
+        let catalog = self.state.catalog();
+        let completed = self
+            .with_scope(&context, None, |scope| {
+                catalog.complete(target, argument, context_arguments.unwrap_or_default(), scope)
+            })
+            .await
+            .map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
+        convert::completion_result(&completed.map_err(request_error)?)
+    }
+
+    /// 2026-07-28 `subscriptions/listen` (basic/patterns/subscriptions): everything asked for
+    /// is offered to rmcp, which keeps what the capabilities declare (list changes while
+    /// plugins are watched, resource subscriptions) and acknowledges it.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream: hot-reload list changes and resource updates, until
+    /// the client cancels it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let changes = self.state.live().subscribe();
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = pump(changes, Notifier::Stream(context.sink())) => {}
+        }
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).remove(&request.uri);
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner) = Some(request.level);
+        Ok(())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        // A client that declares roots gets no directory until it has said which: calls that
+        // race ahead of its `roots/list` answer wait for it instead of seeing every grant.
+        if request.capabilities.roots.is_some() {
+            self.roots.declared();
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.state.watching {
+            let (changes, subscriptions, peer) =
+                (self.state.live().subscribe(), self.subscriptions.clone(), context.peer.clone());
+            tokio::spawn(async move {
+                pump(changes, Notifier::Session { peer: &peer, subscriptions: &subscriptions }).await
+            });
+        }
+        // Legacy roots (2025-06-18 client/roots): the server asks once the session is up.
+        if context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
+            self.refresh_roots(context);
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(context);
+    }
+}
+
+impl Session {
+    /// Asks the client for its roots in the background; calls wait for the answer.
+    fn refresh_roots(&self, context: NotificationContext<RoleServer>) {
+        let session = self.clone();
+        tokio::spawn(async move { session.roots.refresh(context.peer, &session.state.allowed).await });
+    }
+}

@@ -1,0 +1,83 @@
+//! The scope a request's call runs in: its directories, where its guest's questions go, and
+//! its guest events forwarded as notifications. Era differences come from [`Era`]: a legacy
+//! session's roots and server-to-client requests, or a 2026-07-28 request's multi round-trip
+//! answers (basic §Multi round-trip requests), where a question without an answer ends the
+//! call with an `InputRequiredResult` and the client repeats it with `inputResponses`.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use rmcp::model::{InputRequiredResult, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use tokio::sync::mpsc;
+
+use super::client::{PeerClient, ReplayClient};
+use super::era::Era;
+use super::events::forward_events;
+use super::handler::Session;
+use super::roots::{self, FsView};
+use crate::runtime::CallScope;
+use crate::runtime::sandbox::ClientRequests;
+
+impl Session {
+    /// Runs `call` with this request's scope. Its guest's events are forwarded beside the call
+    /// in the same task (no spawn on the hot path) and all sent before `call`'s output is
+    /// returned, so they precede the response. `answers` is `None` for methods that cannot
+    /// return `InputRequiredResult`.
+    pub(crate) async fn with_scope<T, F: Future<Output = T>>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        answers: Option<&InputResponses>,
+        call: impl FnOnce(CallScope) -> F,
+    ) -> Result<T, InputRequiredResult> {
+        let era = Era::of(context);
+        let (view, client, replay) = if era.is_modern() {
+            let (view, replay) = self.modern_parts(context, answers)?;
+            (view, replay.clone() as Arc<dyn ClientRequests>, Some(replay))
+        } else {
+            let view = self.roots.view(&self.state.operator_grants).await;
+            (view, Arc::new(PeerClient { peer: context.peer.clone() }) as Arc<dyn ClientRequests>, None)
+        };
+        let mut scope = CallScope {
+            grants: view.grants,
+            client_roots: view.client_roots,
+            cancel: context.ct.clone(),
+            events: None,
+            client: Some(client),
+            resource_updated: Some(self.resource_updated.clone()),
+        };
+        let progress_token = context.meta.get_progress_token();
+        let log_level = era.log_level(context, self.log_level());
+        let output = if progress_token.is_none() && log_level.is_none() {
+            call(scope).await
+        } else {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            // The sender lives in the scope, which the call drops when it ends; that ends the
+            // forwarding.
+            scope.events = Some(sender);
+            let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
+            tokio::join!(call(scope), forward).0
+        };
+        if let Some(questions) = replay.map(|replay| replay.take_questions()).filter(|q| !q.is_empty()) {
+            return Err(InputRequiredResult::from_input_requests(questions));
+        }
+        Ok(output)
+    }
+
+    /// A 2026-07-28 request's directories (its roots answer, when its client declares roots and
+    /// they can narrow anything) and the client that answers its guest's questions.
+    fn modern_parts(
+        &self,
+        context: &RequestContext<RoleServer>,
+        answers: Option<&InputResponses>,
+    ) -> Result<(FsView, Arc<ReplayClient>), InputRequiredResult> {
+        let capabilities = context.meta.client_capabilities();
+        let asks_roots =
+            self.state.roots_narrow(&self.state.catalog()) && capabilities.as_ref().is_some_and(|c| c.roots.is_some());
+        let view = match answers {
+            Some(answers) if asks_roots => roots::modern_view(&self.state.allowed, answers)?,
+            _ => FsView::operator(&self.state.operator_grants),
+        };
+        Ok((view, Arc::new(ReplayClient::new(answers.cloned(), capabilities))))
+    }
+}

@@ -1,0 +1,95 @@
+//! What every connection shares: the live catalog, the operator's directories, and the list
+//! results converted to MCP types once per catalog (list requests only slice them).
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{Prompt, ResourceTemplate, Tool};
+
+use super::convert;
+use crate::runtime::roots::{self, AllowedDir, Grant};
+use crate::runtime::{Catalog, LiveCatalog};
+
+/// The static lists of one catalog as MCP types.
+pub(crate) struct Lists {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) prompts: Vec<Prompt>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+}
+
+impl Lists {
+    fn of(catalog: &Catalog) -> Result<Lists, McpError> {
+        Ok(Lists {
+            tools: catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?,
+            prompts: catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?,
+            templates: catalog
+                .templates()
+                .iter()
+                .map(|e| convert::resource_template(&e.name, &e.item))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// What is shared by every connection.
+pub struct McpState {
+    live: Arc<LiveCatalog>,
+    /// The directories the operator allows; clients' roots select among them.
+    pub(crate) allowed: Vec<AllowedDir>,
+    /// Grants of every allowed directory, for clients without roots.
+    pub(crate) operator_grants: Arc<[Grant]>,
+    pub(crate) page_size: usize,
+    /// Plugins are watched: list changes are declared (`listChanged`) and announced.
+    pub(crate) watching: bool,
+    /// The lists of the catalog they were made for (weak: an old catalog is not kept alive,
+    /// and its address cannot be reused while the weak reference exists).
+    lists: Mutex<(Weak<Catalog>, Arc<Lists>)>,
+}
+
+impl McpState {
+    /// Serves `live` with the operator's `allowed` directories; fails if the current plugins
+    /// cannot be described in MCP's types.
+    pub fn new(
+        live: Arc<LiveCatalog>,
+        allowed: Vec<AllowedDir>,
+        page_size: usize,
+        watching: bool,
+    ) -> anyhow::Result<Arc<McpState>> {
+        let catalog = live.current();
+        let lists = Lists::of(&catalog).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
+        let operator_grants = roots::operator_grants(&allowed).into();
+        Ok(Arc::new(McpState {
+            live,
+            allowed,
+            operator_grants,
+            page_size: page_size.max(1),
+            watching,
+            lists: Mutex::new((Arc::downgrade(&catalog), Arc::new(lists))),
+        }))
+    }
+
+    /// The catalog served now; a request keeps the one it started with.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.live.current()
+    }
+
+    /// The live catalog, for change subscriptions and resource announcements.
+    pub(crate) fn live(&self) -> &Arc<LiveCatalog> {
+        &self.live
+    }
+
+    /// The lists of `catalog`, converted once.
+    pub(crate) fn lists(&self, catalog: &Arc<Catalog>) -> Result<Arc<Lists>, McpError> {
+        let mut cached = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+        if !Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
+            *cached = (Arc::downgrade(catalog), Arc::new(Lists::of(catalog)?));
+        }
+        Ok(cached.1.clone())
+    }
+
+    /// Whether the client's roots can narrow anything (shared roots, or plugin directories the
+    /// operator wants within them); if not, 2026-07-28 requests don't ask for them.
+    pub(crate) fn roots_narrow(&self, catalog: &Catalog) -> bool {
+        !self.allowed.is_empty() || catalog.narrows_to_client_roots()
+    }
+}

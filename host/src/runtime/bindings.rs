@@ -1,0 +1,43 @@
+//! Host bindings generated from `wit/` (the `mcpbox:plugin` package), the same source the SDK
+//! uses. Exports are called asynchronously so guests run on tokio's threads under epochs.
+
+#![expect(missing_docs, reason = "generated from wit/plugin.wit, which documents every item")]
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "plugin",
+    // Sampling and elicitation wait for the client; the other imports answer at once.
+    // They may also stop the call (trap) when a stateless client must be asked first.
+    imports: {
+        "mcpbox:plugin/host.sample": async | trappable,
+        "mcpbox:plugin/host.elicit": async | trappable,
+    },
+    exports: { default: async },
+    // Hot reload compares descriptors to tell clients what changed.
+    additional_derives: [PartialEq],
+});
+
+pub use self::mcpbox::plugin::{host, types};
+pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
+
+/// The names of the interfaces a plugin may export, as they appear in a component's type.
+pub mod export_names {
+    /// `tools`
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.0";
+    /// `resources`
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.0";
+    /// `prompts`
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.0";
+    /// `completion`
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.0";
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wit_reference_shows_the_current_package() {
+        let reference = include_str!("../../../docs/wit.md");
+        let package = include_str!("../../../wit/plugin.wit");
+        assert!(reference.contains(package), "docs/wit.md is out of date: copy wit/plugin.wit into it");
+    }
+}

@@ -1,0 +1,154 @@
+//! Loading plugin files into a catalog: compilation on blocking threads in parallel, each file
+//! under the config its plugin name has, and the operator's tool selection applied.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Result, anyhow};
+use wasmtime::Engine;
+
+use super::{Catalog, LoadProblem, discover};
+use crate::runtime::limits::Limits;
+use crate::runtime::linker::Linkers;
+use crate::runtime::load::{self, LoadAs, compile, plugin_name};
+use crate::runtime::plugin::Plugin;
+use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
+use crate::runtime::policy::Policy;
+
+impl Catalog {
+    /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is
+    /// reported in the problems and the others load.
+    pub async fn load(
+        engine: &Engine,
+        paths: &[PathBuf],
+        configs: &PluginConfigs,
+        limits: Limits,
+    ) -> (Catalog, Vec<LoadProblem>) {
+        let (files, mut problems) = discover(paths);
+        let linkers = match Linkers::new(engine) {
+            Ok(linkers) => linkers,
+            Err(error) => {
+                problems.push(LoadProblem { path: PathBuf::new(), error });
+                return (Catalog::default(), problems);
+            }
+        };
+        let mut plugins = Vec::new();
+        for (path, loaded) in load_files(engine, &linkers, &files, configs, limits).await {
+            match loaded {
+                Ok(plugin) => plugins.push(Arc::new(plugin)),
+                Err(error) => problems.push(LoadProblem { path, error }),
+            }
+        }
+        let (catalog, collisions) = Catalog::assemble(plugins);
+        problems.extend(collisions);
+        (catalog, problems)
+    }
+}
+
+/// Compiles and loads `files` in parallel (compilation on blocking threads, each file under the
+/// config its plugin name has); one result per file, in order.
+pub(crate) async fn load_files(
+    engine: &Engine,
+    linkers: &Linkers,
+    files: &[PathBuf],
+    configs: &PluginConfigs,
+    limits: Limits,
+) -> Vec<(PathBuf, Result<Plugin>)> {
+    let mut tasks = Vec::new();
+    for file in files.iter().cloned() {
+        let engine = engine.clone();
+        let linkers = linkers.clone();
+        let name = plugin_name(&file);
+        let config = configs.get(&name).cloned().unwrap_or_default();
+        tasks.push(tokio::spawn(async move {
+            let loaded = load_file(&engine, &linkers, &file, name, &config, limits).await;
+            (file, loaded)
+        }));
+    }
+    let mut results = Vec::new();
+    for (task, file) in tasks.into_iter().zip(files) {
+        results.push(match task.await {
+            Ok(result) => result,
+            Err(e) => (file.clone(), Err(anyhow!("plugin loader task failed: {e}"))),
+        });
+    }
+    results
+}
+
+/// Compiles (on a blocking thread) and loads one file as the plugin `name` under `config`.
+async fn load_file(
+    engine: &Engine,
+    linkers: &Linkers,
+    file: &Path,
+    name: String,
+    config: &PluginConfig,
+    limits: Limits,
+) -> Result<Plugin> {
+    let component = compile_blocking(engine, file).await?;
+    let load_as = LoadAs {
+        prefix: config.prefix_for(&name),
+        name: name.into(),
+        limits: config.limits(limits),
+        policy: Arc::new(config.policy.clone()),
+    };
+    let mut plugin = select_tools(load::load(linkers, component, file, load_as).await?, config)?;
+    plugin.slots = config.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+    Ok(plugin)
+}
+
+async fn compile_blocking(engine: &Engine, file: &Path) -> Result<wasmtime::component::Component> {
+    let engine = engine.clone();
+    let owned = file.to_owned();
+    tokio::task::spawn_blocking(move || compile(&engine, &owned))
+        .await
+        .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))?
+}
+
+/// Keeps the tools the operator's config selects; naming a tool the plugin lacks is an error,
+/// so that a typo cannot silently leave a tool served that was meant to be excluded.
+fn select_tools(mut plugin: Plugin, config: &PluginConfig) -> Result<Plugin> {
+    let offered: Vec<String> = plugin.tools.iter().map(|t| t.descriptor.name.clone()).collect();
+    let named = config.tools.iter().flatten().chain(&config.exclude_tools);
+    if let Some(unknown) = named.into_iter().find(|name| !offered.contains(name)) {
+        return Err(anyhow!(
+            "the config's [plugin.{}] names tool `{unknown}`, which plugin `{}` ({}) does not offer; it offers: {}",
+            plugin.name,
+            plugin.name,
+            plugin.path.display(),
+            offered.join(", ")
+        ));
+    }
+    plugin.tools.retain(|tool| {
+        let name = &tool.descriptor.name;
+        config.tools.as_ref().is_none_or(|keep| keep.contains(name)) && !config.exclude_tools.contains(name)
+    });
+    Ok(plugin)
+}
+
+/// Loads one file for `mcpbox inspect` under `policy`. Returns the plugin, loaded with stubs
+/// for what `policy` does not grant so that it can always be described, and why it would not
+/// load under `policy` itself, if it would not.
+pub(crate) async fn load_one(
+    engine: &Engine,
+    path: &Path,
+    limits: Limits,
+    policy: Policy,
+) -> Result<(Plugin, Option<String>)> {
+    let linkers = Linkers::new(engine)?;
+    let component = compile_blocking(engine, path).await?;
+    let name = plugin_name(path);
+    let problem = linkers
+        .for_plugin(&component, &name, &policy)
+        .and_then(|linker| {
+            linker.instantiate_pre(&component).map(drop).map_err(|e| {
+                anyhow!("{e:#}; `stub_ungranted = true` in [plugin.{name}] links imports mcpbox does not offer as stubs that trap")
+            })
+        })
+        .err()
+        .map(|e| format!("{e:#}"));
+    let described = Arc::new(Policy { stub_ungranted: true, ..policy.clone() });
+    let load_as = LoadAs { prefix: format!("{name}."), name: name.into(), limits, policy: described };
+    let mut plugin = load::load(&linkers, component, path, load_as).await?;
+    plugin.policy = Arc::new(policy);
+    Ok((plugin, problem))
+}

@@ -1,0 +1,200 @@
+//! Outgoing HTTP for plugins (`wasi:http/outgoing-handler`), under the plugin's
+//! [`NetworkPolicy`]. Every request, including each hop of a redirect the guest follows (a
+//! `wasi:http` guest follows redirects itself, so each hop is a new request), is checked here:
+//! the URL against the allow-list, then every address its host resolves to. We connect to the
+//! address we checked, never resolving again, so DNS rebinding cannot slip a private address in
+//! between check and connect. Raw sockets are never granted: `wasi:sockets` stays denied by the
+//! WASI context.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc::UnboundedSender;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use crate::runtime::address::{is_public, split_host_port};
+use crate::runtime::bindings::types::LogLevel;
+use crate::runtime::policy::NetworkPolicy;
+use crate::runtime::sandbox::GuestEvent;
+
+/// Connecting (DNS, TCP, TLS) gets this long unless the guest asks for less.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The client is told of at most this many refused requests per call (the host log gets all).
+const DENIALS_REPORTED: usize = 10;
+
+/// The `wasi:http` hooks of one call: which plugin, and what its policy allows (`None`: the
+/// denying stub, every request refused).
+pub struct NetworkAccess {
+    pub plugin: Arc<str>,
+    pub policy: Option<Arc<NetworkPolicy>>,
+    /// Where refusals are reported to the client, as `mcpbox` warnings beside the guest's logs:
+    /// the guest only gets an error code, and its author needs to know why.
+    pub events: Option<UnboundedSender<GuestEvent>>,
+    pub denials: Arc<AtomicUsize>,
+}
+
+type ResponseFuture = Box<
+    dyn Future<
+            Output = Result<
+                (http::Response<WasiBody>, Box<dyn Future<Output = Result<(), HttpError>> + Send>),
+                HttpError,
+            >,
+        > + Send,
+>;
+
+impl WasiHttpHooks for NetworkAccess {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _response_errors: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> ResponseFuture {
+        let plugin = self.plugin.clone();
+        let policy = self.policy.clone();
+        let events = self.events.clone();
+        let denials = self.denials.clone();
+        Box::new(async move {
+            let url = request.uri().to_string();
+            let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
+            let target = match tokio::time::timeout(connect_timeout, check(policy.as_deref(), request.uri())).await {
+                Ok(Ok(target)) => target,
+                Ok(Err(denied)) => {
+                    tracing::warn!(%plugin, %url, "denied an HTTP request: {}", denied.reason);
+                    if let Some(events) = events
+                        && denials.fetch_add(1, Ordering::Relaxed) < DENIALS_REPORTED
+                    {
+                        let message = format!("mcpbox denied plugin `{plugin}` a request to {url}: {}", denied.reason);
+                        let _ = events.send(GuestEvent::Log {
+                            level: LogLevel::Warning,
+                            logger: Some("mcpbox".into()),
+                            data: message.into(),
+                        });
+                    }
+                    return Err(denied.code);
+                }
+                Err(_) => return Err(HttpError::DnsTimeout),
+            };
+            tracing::debug!(%plugin, %url, address = %target.address, "HTTP request");
+            let (response, connection) = send(request, &target, connect_timeout).await?;
+            Ok((response.map(|body| body.map_err(HttpError::from).boxed_unsync()), Box::new(connection) as Box<_>))
+        })
+    }
+}
+
+/// Why a request was refused: the code the guest gets, and the reason the host logs.
+struct Denied {
+    code: HttpError,
+    reason: String,
+}
+
+/// Where a permitted request goes.
+struct Target {
+    host: String,
+    tls: bool,
+    address: SocketAddr,
+}
+
+async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target, Denied> {
+    let denied = |code, reason: String| Denied { code, reason };
+    let Some(policy) = policy else {
+        return Err(denied(HttpError::HttpRequestDenied, "the plugin has no network grant (denying stub)".into()));
+    };
+    let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
+    let tls = match scheme.as_str() {
+        "https" => true,
+        "http" => false,
+        other => return Err(denied(HttpError::HttpRequestDenied, format!("scheme `{other}` is not allowed"))),
+    };
+    let authority = uri.authority().ok_or_else(|| denied(HttpError::HttpRequestUriInvalid, "no host".into()))?;
+    let (host, port) = split_host_port(authority.as_str())
+        .ok_or_else(|| denied(HttpError::HttpRequestUriInvalid, "invalid port".into()))?;
+    let port = port.unwrap_or(if tls { 443 } else { 80 });
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    if policy.admits(&scheme, &host, port).is_none() {
+        return Err(denied(HttpError::HttpRequestDenied, format!("{scheme}://{host}:{port} is not in the allow-list")));
+    }
+    let addresses: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map_err(|e| denied(HttpError::DnsError { rcode: Some(e.to_string()), info_code: None }, e.to_string()))?
+            .collect(),
+    };
+    // One non-public address refuses the name: a host that resolves partly to a private
+    // network is not one the operator meant to allow.
+    if !policy.allow_private
+        && let Some(private) = addresses.iter().find(|a| !is_public(a.ip()))
+    {
+        return Err(denied(
+            HttpError::DestinationIpProhibited,
+            format!("{host} resolves to {}, which is not a public address", private.ip()),
+        ));
+    }
+    let address =
+        *addresses.first().ok_or_else(|| denied(HttpError::DestinationNotFound, format!("{host} has no address")))?;
+    Ok(Target { host, tls, address })
+}
+
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static> Stream for T {}
+
+async fn send(
+    mut request: http::Request<WasiBody>,
+    target: &Target,
+    connect_timeout: Duration,
+) -> Result<(http::Response<Incoming>, impl Future<Output = Result<(), HttpError>> + Send + use<>), HttpError> {
+    let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(target.address)).await {
+        Ok(stream) => stream.map_err(HttpError::Connect)?,
+        Err(_) => return Err(HttpError::ConnectionTimeout),
+    };
+    let _ = tcp.set_nodelay(true);
+    let stream: Box<dyn Stream> = if target.tls {
+        let server_name = tokio_rustls::rustls::pki_types::ServerName::try_from(target.host.clone())
+            .map_err(|_| HttpError::TlsCertificateError)?;
+        let connector = tokio_rustls::TlsConnector::from(tls_config());
+        let tls = tokio::time::timeout(connect_timeout, connector.connect(server_name, tcp))
+            .await
+            .map_err(|_| HttpError::ConnectionTimeout)?
+            .map_err(HttpError::Tls)?;
+        Box::new(tls)
+    } else {
+        Box::new(tcp)
+    };
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    // The request line carries only the path: scheme and authority are for proxies.
+    let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    *request.uri_mut() =
+        http::Uri::builder().path_and_query(path).build().map_err(|_| HttpError::HttpRequestUriInvalid)?;
+    let connection = tokio::spawn(connection);
+    let response = sender.send_request(request).await?;
+    Ok((response, async move {
+        match connection.await {
+            Ok(result) => result.map_err(HttpError::from),
+            Err(_) => Err(HttpError::ConnectionTerminated),
+        }
+    }))
+}
+
+#[expect(clippy::expect_used, reason = "ring implements every TLS version rustls defaults to: a constant fact")]
+fn tls_config() -> Arc<tokio_rustls::rustls::ClientConfig> {
+    static CONFIG: std::sync::OnceLock<Arc<tokio_rustls::rustls::ClientConfig>> = std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
+            let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+            let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .expect("ring supports rustls' default TLS versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Arc::new(config)
+        })
+        .clone()
+}

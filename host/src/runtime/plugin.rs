@@ -1,0 +1,145 @@
+//! A loaded plugin: its compiled, linked component, what it offers, and the operator's grants
+//! and limits for it. [`Plugin::invoke`] runs one [`Invocation`] of its exports in a fresh
+//! sandbox, once a concurrency slot is free, and holds the output limit over the result.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use wasmtime::component::InstancePre;
+
+use crate::runtime::bindings::{completion, prompts, resources, tools};
+use crate::runtime::invoke::Invocation;
+use crate::runtime::limits::Limits;
+use crate::runtime::policy::Policy;
+use crate::runtime::requested::RequestedPolicy;
+use crate::runtime::roots;
+use crate::runtime::sandbox::{CallError, CallScope, HostState, run_call};
+
+/// A compiled, linked plugin and what it offers.
+pub struct Plugin {
+    /// The plugin's name (from its file name), used in logs and errors.
+    pub name: Arc<str>,
+    /// Prepended to its tool, template and prompt names: `name.` unless configured.
+    pub prefix: String,
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// A digest of the file's bytes: what hot reload compares to tell a changed plugin from
+    /// the same one loaded again.
+    pub fingerprint: u64,
+    pub(crate) pre: InstancePre<HostState>,
+    /// The `mcpbox:plugin` interfaces it exports.
+    pub exports: Exports,
+    /// Its tools (after the operator's selection).
+    pub tools: Vec<ToolInfo>,
+    /// Its resource templates.
+    pub templates: Vec<resources::ResourceTemplate>,
+    /// Its prompts.
+    pub prompts: Vec<prompts::Prompt>,
+    /// The limits every call of this plugin runs under.
+    pub limits: Limits,
+    /// At most this many calls of the plugin run at once; the others wait (within their
+    /// time limit) for a slot.
+    pub slots: Option<Arc<tokio::sync::Semaphore>>,
+    /// What the operator grants it (directories, network, environment).
+    pub policy: Arc<Policy>,
+    /// What it asks for in its own metadata, if anything (never granted by itself).
+    pub requested: Option<RequestedPolicy>,
+    /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
+    /// behind each tool, by the tool's local name.
+    pub(crate) plain: Vec<(String, crate::runtime::plain::PlainFunction)>,
+}
+
+impl Plugin {
+    /// Runs `invocation` in a fresh instance of this plugin under its limits and policy, once
+    /// a slot is free. The result shares the output limit with the call's log and progress
+    /// messages.
+    pub(crate) async fn invoke<I: Invocation>(
+        &self,
+        mut scope: CallScope,
+        invocation: I,
+    ) -> Result<I::Output, CallError> {
+        let _slot = match &self.slots {
+            Some(slots) => {
+                let wait = tokio::time::timeout(self.limits.timeout, slots.clone().acquire_owned());
+                tokio::select! {
+                    permit = wait => match permit {
+                        Ok(Ok(permit)) => Some(permit),
+                        _ => return Err(CallError::Busy { plugin: self.name.clone(), waited: self.limits.timeout }),
+                    },
+                    () = scope.cancel.cancelled() => return Err(CallError::Cancelled { plugin: self.name.clone() }),
+                }
+            }
+            None => None,
+        };
+        scope.grants = self.grants(&scope);
+        let exports = self.exports.clone();
+        let (value, event_bytes) =
+            run_call(&self.name, &self.pre, self.limits, &self.policy, scope, move |store, instance| {
+                invocation.call(exports, store, instance)
+            })
+            .await?;
+        let total = I::size(&value).saturating_add(event_bytes);
+        if total > self.limits.output_bytes {
+            return Err(CallError::OutputTooLarge {
+                plugin: self.name.clone(),
+                size: total,
+                limit: self.limits.output_bytes,
+            });
+        }
+        Ok(value)
+    }
+
+    /// The directories this plugin's call sees: the shared roots the session grants (if the
+    /// operator lets this plugin see them), then its own directories, narrowed to the client's
+    /// roots where the operator said so.
+    fn grants(&self, scope: &CallScope) -> Arc<[roots::Grant]> {
+        let policy = &self.policy;
+        if policy.dirs.is_empty() {
+            return if policy.shared_roots { scope.grants.clone() } else { Arc::from([]) };
+        }
+        let shared: &[roots::Grant] = if policy.shared_roots { &scope.grants } else { &[] };
+        roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref()).into()
+    }
+
+    /// What it lists as resources in `scope` (for `mcpbox inspect`; the catalog lists every
+    /// plugin's at once).
+    pub(crate) async fn list_resources(&self, scope: CallScope) -> Result<Vec<resources::Resource>, CallError> {
+        self.invoke(scope, crate::runtime::invoke::ListResources).await
+    }
+
+    /// The component, for `mcpbox inspect`.
+    pub(crate) fn component(&self) -> &wasmtime::component::Component {
+        self.pre.component()
+    }
+}
+
+/// Handles to the interfaces the plugin exports; `None` for those it doesn't.
+#[derive(Clone, Default)]
+pub struct Exports {
+    /// `mcpbox:plugin/tools`
+    pub tools: Option<tools::GuestIndices>,
+    /// `mcpbox:plugin/resources`
+    pub resources: Option<resources::GuestIndices>,
+    /// `mcpbox:plugin/prompts`
+    pub prompts: Option<prompts::GuestIndices>,
+    /// `mcpbox:plugin/completion`
+    pub completion: Option<completion::GuestIndices>,
+}
+
+impl Exports {
+    /// Whether it exports any `mcpbox:plugin` interface that describes something.
+    pub(crate) fn any(&self) -> bool {
+        self.tools.is_some() || self.resources.is_some() || self.prompts.is_some()
+    }
+}
+
+/// A tool with its schemas parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// What the plugin said, with the plugin's own name.
+    pub descriptor: tools::Tool,
+    /// The input schema, a JSON object with `"type": "object"`.
+    pub input_schema: serde_json::Map<String, serde_json::Value>,
+    /// The output schema, if the tool declares one.
+    pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
+}

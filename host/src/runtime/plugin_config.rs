@@ -1,0 +1,48 @@
+//! What the operator's config says about one plugin (`[plugin.NAME]` in `mcpbox.toml`), in
+//! the form the loader uses: names, tool selection, limits, concurrency and the [`Policy`].
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::runtime::limits::Limits;
+use crate::runtime::policy::Policy;
+
+/// What the operator's config says about one plugin.
+#[derive(Debug, Clone, Default)]
+pub struct PluginConfig {
+    /// Replaces `<name>.` before its tool, prompt and template names.
+    pub prefix: Option<String>,
+    /// Serve only these tools (by the plugin's own names).
+    pub tools: Option<Vec<String>>,
+    /// Never serve these tools.
+    pub exclude_tools: Vec<String>,
+    /// Replaces the global time limit for this plugin.
+    pub timeout: Option<Duration>,
+    /// Replaces the global memory limit for this plugin.
+    pub memory_bytes: Option<usize>,
+    /// Replaces the global output limit for this plugin.
+    pub output_bytes: Option<usize>,
+    /// At most this many calls at once.
+    pub max_concurrency: Option<usize>,
+    /// Directories, network, environment.
+    pub policy: Policy,
+}
+
+impl PluginConfig {
+    /// This plugin's limits: its own where set, else `global`.
+    pub fn limits(&self, global: Limits) -> Limits {
+        Limits {
+            timeout: self.timeout.unwrap_or(global.timeout),
+            memory_bytes: self.memory_bytes.unwrap_or(global.memory_bytes),
+            output_bytes: self.output_bytes.unwrap_or(global.output_bytes),
+        }
+    }
+
+    /// The prefix of the plugin called `name`: configured, or `name.`.
+    pub(crate) fn prefix_for(&self, name: &str) -> String {
+        self.prefix.clone().unwrap_or_else(|| format!("{name}."))
+    }
+}
+
+/// Every plugin's config, by plugin name.
+pub type PluginConfigs = HashMap<String, PluginConfig>;

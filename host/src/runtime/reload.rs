@@ -1,0 +1,146 @@
+//! Hot reload: watch the plugin directories and files, and when a `.wasm` is added, changed or
+//! removed, compile it off the serving path and swap a new catalog in atomically. Calls already
+//! running hold their `Arc<Plugin>` and finish on the old version; new calls see the new one. A
+//! file that fails to compile or load keeps its previous version serving (the reason is
+//! logged). The new catalog goes to [`LiveCatalog::replace`], which tells subscribers what
+//! changed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use notify_debouncer_mini::notify::RecursiveMode;
+use notify_debouncer_mini::{DebounceEventResult, new_debouncer};
+use tokio::sync::mpsc;
+use wasmtime::Engine;
+
+use crate::runtime::catalog::{self, Catalog, is_plugin_file};
+use crate::runtime::limits::Limits;
+use crate::runtime::linker::Linkers;
+use crate::runtime::live::LiveCatalog;
+use crate::runtime::plugin::Plugin;
+use crate::runtime::plugin_config::PluginConfigs;
+
+/// Events closer together than this are one change (an editor or `cp` writes in bursts).
+const DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// What identifies a version of a file on disk.
+type Stamp = (SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The plugins currently served, by file, and how to load more.
+pub struct Reloader {
+    engine: Engine,
+    linkers: Linkers,
+    paths: Vec<PathBuf>,
+    configs: PluginConfigs,
+    limits: Limits,
+    loaded: BTreeMap<PathBuf, (Stamp, Arc<Plugin>)>,
+    live: Arc<LiveCatalog>,
+}
+
+impl Reloader {
+    /// Takes over the plugins `live` serves (loaded from `paths` under `configs`).
+    pub fn new(
+        engine: Engine,
+        paths: Vec<PathBuf>,
+        configs: PluginConfigs,
+        limits: Limits,
+        live: Arc<LiveCatalog>,
+    ) -> Result<Reloader> {
+        let loaded = live
+            .current()
+            .plugins()
+            .iter()
+            .filter_map(|plugin| Some((plugin.path.clone(), (stamp(&plugin.path)?, plugin.clone()))))
+            .collect();
+        let linkers = Linkers::new(&engine)?;
+        Ok(Reloader { engine, linkers, paths, configs, limits, loaded, live })
+    }
+
+    /// Watches the plugin paths until the process ends. Directories are watched for their
+    /// `.wasm` files; a file named on its own is watched through its directory.
+    pub fn spawn(mut self) -> Result<()> {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<()>();
+        let mut debouncer = new_debouncer(DEBOUNCE, move |events: DebounceEventResult| match events {
+            Ok(events) if events.iter().any(|e| is_plugin_file(&e.path)) => {
+                let _ = sender.send(());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("watching plugin directories: {e}"),
+        })
+        .context("cannot start watching the plugin directories")?;
+        for path in &self.paths {
+            let watched =
+                if path.is_dir() { path.clone() } else { path.parent().map(Path::to_owned).unwrap_or_default() };
+            debouncer
+                .watcher()
+                .watch(&watched, RecursiveMode::NonRecursive)
+                .with_context(|| format!("cannot watch {}", watched.display()))?;
+        }
+        tracing::info!(paths = ?self.paths, "watching plugins for changes");
+        tokio::spawn(async move {
+            let _debouncer = debouncer;
+            while receiver.recv().await.is_some() {
+                while receiver.try_recv().is_ok() {}
+                self.rescan().await;
+            }
+        });
+        Ok(())
+    }
+
+    /// Brings the served plugins in line with the files on disk.
+    async fn rescan(&mut self) {
+        let (files, problems) = catalog::discover(&self.paths);
+        for problem in problems {
+            tracing::warn!("{:#}", problem.error);
+        }
+        let mut changed = false;
+        let gone: Vec<PathBuf> = self.loaded.keys().filter(|p| !files.contains(p)).cloned().collect();
+        for path in gone {
+            tracing::info!(path = %path.display(), "plugin removed");
+            self.loaded.remove(&path);
+            changed = true;
+        }
+        let stale: Vec<(PathBuf, Stamp)> = files
+            .iter()
+            .filter_map(|path| {
+                let now = stamp(path)?;
+                let same = self.loaded.get(path).is_some_and(|(before, _)| *before == now);
+                (!same).then(|| (path.clone(), now))
+            })
+            .collect();
+        if !stale.is_empty() {
+            let paths: Vec<PathBuf> = stale.iter().map(|(p, _)| p.clone()).collect();
+            let results = catalog::load_files(&self.engine, &self.linkers, &paths, &self.configs, self.limits).await;
+            for ((path, now), (_, result)) in stale.into_iter().zip(results) {
+                match result {
+                    Ok(plugin) => {
+                        let verb = if self.loaded.contains_key(&path) { "reloaded" } else { "added" };
+                        tracing::info!(plugin = %plugin.name, path = %path.display(), "plugin {verb}");
+                        self.loaded.insert(path, (now, Arc::new(plugin)));
+                        changed = true;
+                    }
+                    Err(error) if self.loaded.contains_key(&path) => {
+                        tracing::warn!(path = %path.display(), "keeping the previous version: {error:#}");
+                    }
+                    Err(error) => tracing::warn!(path = %path.display(), "not loaded: {error:#}"),
+                }
+            }
+        }
+        if !changed {
+            return;
+        }
+        let (catalog, problems) = Catalog::assemble(self.loaded.values().map(|(_, p)| p.clone()).collect());
+        for problem in problems {
+            tracing::warn!("{:#}", problem.error);
+        }
+        self.live.replace(catalog);
+    }
+}

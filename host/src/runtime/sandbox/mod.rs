@@ -1,0 +1,81 @@
+//! One call, one sandbox: a fresh `Store` and WASI context per call, built from the call's
+//! grants, with a deadline, a memory limit, captured output and cancellation.
+//!
+//! - [`scope`]: what the protocol layer hands a call (grants, cancellation, event and question
+//!   channels), as runtime types;
+//! - [`state`]: the store's data behind wasmtime's view traits, and the per-call counters;
+//! - [`host_api`]: the `mcpbox:plugin/host` imports a guest calls;
+//! - [`store`]: building the store (deny-by-default WASI, limiter, epoch callback);
+//! - [`error`]: [`CallError`] and the classification of a failed call.
+
+mod error;
+mod host_api;
+mod scope;
+mod state;
+mod store;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::Store;
+use wasmtime::component::{Instance, InstancePre};
+
+pub use error::CallError;
+use error::{Interrupt, classify};
+pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent};
+pub use state::HostState;
+use store::StoreBuilder;
+
+use crate::runtime::guest_io::{GuestOutput, StreamKind};
+use crate::runtime::limits::{Limits, MAX_TIMEOUT};
+use crate::runtime::policy::Policy;
+
+/// The work of one call, given the fresh store and instance.
+pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
+
+/// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
+/// it can fail into a [`CallError`] that names `plugin`. Returns the result and the bytes of
+/// log and progress messages the guest sent, which count against the output limit.
+pub(crate) async fn run_call<R: Send>(
+    plugin: &Arc<str>,
+    pre: &InstancePre<HostState>,
+    limits: Limits,
+    policy: &Policy,
+    scope: CallScope,
+    work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
+) -> Result<(R, usize), CallError> {
+    let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
+    let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
+    let now = Instant::now();
+    // `Limits` are validated to at most a day; the fallback only guards the arithmetic.
+    let deadline = now.checked_add(limits.timeout).unwrap_or(now + MAX_TIMEOUT);
+    let cancel = scope.cancel.clone();
+    let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
+    let mut store = builder.build(scope)?;
+
+    let outcome = {
+        let run = async {
+            let instance = pre.instantiate_async(&mut store).await?;
+            work(&mut store, instance).await
+        };
+        // The epoch callback stops a guest that computes; these stop one that waits on the
+        // host (a sleep, a poll), where no epoch check runs.
+        tokio::select! {
+            result = run => result.map_err(Some),
+            () = cancel.cancelled() => Err(None),
+            () = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),
+        }
+    };
+    stdout.finish();
+    stderr.finish();
+    let event_bytes = store.data().event_bytes();
+    match outcome {
+        _ if event_bytes > limits.output_bytes => {
+            Err(CallError::OutputTooLarge { plugin: plugin.clone(), size: event_bytes, limit: limits.output_bytes })
+        }
+        Ok(value) => Ok((value, event_bytes)),
+        Err(error) => Err(classify(plugin, limits, &store, error, &stderr)),
+    }
+}

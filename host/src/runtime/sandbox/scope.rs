@@ -1,0 +1,91 @@
+//! What the protocol layer hands a call: its grants, its cancellation, where its guest's
+//! events and questions go. The runtime defines these as plain types and traits, so that it
+//! never depends on the protocol layer; `mcp` implements them for each era.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::bindings::types;
+use crate::runtime::roots::Grant;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Log and progress reports of a running guest, for the protocol layer to forward.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuestEvent {
+    /// A log message (`host.log`), or a refusal the host reports beside the guest's logs.
+    Log {
+        /// Its severity.
+        level: types::LogLevel,
+        /// The logger's name, if the guest gave one.
+        logger: Option<String>,
+        /// The message: JSON if the guest sent JSON, else a string.
+        data: serde_json::Value,
+    },
+    /// A progress report (`host.progress`).
+    Progress {
+        /// Progress so far.
+        progress: f64,
+        /// The total, if known.
+        total: Option<f64>,
+        /// What is happening.
+        message: Option<String>,
+    },
+}
+
+/// Requests a guest may make of the client, answered by the protocol layer.
+pub trait ClientRequests: Send + Sync {
+    /// Sends the MCP request `method` with JSON `params` to the client and returns its JSON
+    /// result, or why there is none.
+    fn request(
+        &self,
+        method: ClientMethod,
+        params: serde_json::Value,
+    ) -> BoxFuture<'static, Result<serde_json::Value, ClientError>>;
+}
+
+/// Why a client request has no answer.
+#[derive(Debug, Clone)]
+pub enum ClientError {
+    /// The client refused or cannot answer; the guest sees this message.
+    Refused(String),
+    /// A stateless (2026-07-28) client must be asked first: the call stops, the protocol
+    /// layer returns the questions, and the client repeats the call with the answers.
+    InputRequired,
+    /// A stateless (2026-07-28) client did not declare the capability the question needs:
+    /// the call stops with MCP's MissingRequiredClientCapability error.
+    MissingCapability(&'static str),
+}
+
+/// The client requests a guest can make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientMethod {
+    /// `sampling/createMessage`
+    Sample,
+    /// `elicitation/create`
+    Elicit,
+}
+
+/// Per-call context from the protocol layer.
+#[derive(Clone, Default)]
+pub struct CallScope {
+    /// The shared roots this session grants (the operator's, narrowed by the client's roots).
+    pub grants: Arc<[Grant]>,
+    /// The client's roots (canonical paths) when it has told them; plugin directories the
+    /// operator wants narrowed are intersected with these.
+    pub client_roots: Option<Arc<[PathBuf]>>,
+    /// Cancelled when the client cancels the request or goes away.
+    pub cancel: CancellationToken,
+    /// Where the guest's log and progress reports go; `None` drops them (after counting).
+    pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
+    /// Where `sample` and `elicit` go; `None` refuses them.
+    pub client: Option<Arc<dyn ClientRequests>>,
+    /// Told when the guest reports that one of its resources changed (`resource-updated`).
+    pub resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>>,
+}

@@ -1,0 +1,87 @@
+//! Building one call's store: the WASI context from the call's grants and the plugin's policy
+//! (deny by default), the HTTP hooks, the memory limiter, and the epoch callback that enforces
+//! the deadline, cancellation and the output limit while the guest computes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::{InstancePre, ResourceTable};
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime_wasi_http::WasiHttpCtx;
+
+use super::error::{CallError, Interrupt};
+use super::scope::CallScope;
+use super::state::{HostState, MemoryLimiter};
+use crate::runtime::guest_io::GuestOutput;
+use crate::runtime::limits::Limits;
+use crate::runtime::network::NetworkAccess;
+use crate::runtime::policy::Policy;
+
+/// Everything one call's store is made from.
+pub(crate) struct StoreBuilder<'a> {
+    pub(crate) plugin: &'a Arc<str>,
+    pub(crate) pre: &'a InstancePre<HostState>,
+    pub(crate) limits: Limits,
+    pub(crate) policy: &'a Policy,
+    pub(crate) deadline: Instant,
+    pub(crate) stdout: &'a GuestOutput,
+    pub(crate) stderr: &'a GuestOutput,
+}
+
+impl StoreBuilder<'_> {
+    /// The store for a call in `scope`; fails only if a granted directory cannot be opened.
+    pub(crate) fn build(self, scope: CallScope) -> Result<Store<HostState>, CallError> {
+        let StoreBuilder { plugin, pre, limits, policy, deadline, stdout, stderr } = self;
+        let mut wasi = WasiCtxBuilder::new();
+        // Deny by default: no arguments, no stdin, no sockets, no DNS; only the grants, and only
+        // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
+        // granted, goes through `NetworkAccess`, not through sockets.)
+        wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        wasi.envs(&policy.env);
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        for grant in scope.grants.iter() {
+            let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            wasi.preopened_dir(&grant.host_path, &grant.guest_path, perms).map_err(|e| CallError::Failed {
+                plugin: plugin.clone(),
+                message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
+            })?;
+        }
+        let state = HostState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            network: NetworkAccess {
+                plugin: plugin.clone(),
+                policy: policy.network.clone(),
+                events: scope.events.clone(),
+                denials: Arc::default(),
+            },
+            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
+            plugin: plugin.clone(),
+            scope,
+            deadline,
+            events_sent: 0,
+            event_bytes: 0,
+            output_limit: limits.output_bytes,
+        };
+        let mut store = Store::new(pre.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|context| {
+            let state = context.data();
+            if state.scope.cancel.is_cancelled() {
+                return Err(Interrupt::Cancelled.into());
+            }
+            if Instant::now() >= state.deadline {
+                return Err(Interrupt::Deadline.into());
+            }
+            if state.event_bytes > state.output_limit {
+                return Err(Interrupt::OutputLimit.into());
+            }
+            // Yield so that a guest that computes for long shares its tokio thread fairly.
+            Ok(UpdateDeadline::Yield(1))
+        });
+        Ok(store)
+    }
+}
