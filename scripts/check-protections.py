@@ -2,7 +2,8 @@
 """Proves the hostile-plugin tests guard their protections: for each protection, switch it off
 in the host's source (one textual mutation), run the tests that guard it, expect them to FAIL,
 and restore the source. Prints a table; exits non-zero if any test passed with its protection
-off. Takes a few minutes (one incremental host build per protection).
+off. Takes a few minutes (one incremental host build per protection). The test command
+(scripts/test.sh) runs it, so a protection moved or renamed without this list fails CI.
 
     scripts/check-protections.py            # all
     scripts/check-protections.py memory     # those whose name contains "memory"
@@ -16,47 +17,49 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# (protection, file, [(original, mutated), ...], test filters)
+# (protection, [(file, original, mutated), ...], test filters)
+SANDBOX = "host/src/runtime/sandbox"
 MUTATIONS = [
-    ("deadline (epoch check and host-wait timer)", "host/src/sandbox.rs",
-     [("if Instant::now() >= state.deadline {", "if false {"),
-      ("() = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),",
+    ("deadline (epoch check and host-wait timer)",
+     [(f"{SANDBOX}/store.rs", "if Instant::now() >= state.deadline {", "if false {"),
+      (f"{SANDBOX}/mod.rs",
+       "() = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),",
        "() = std::future::pending::<()>() => Err(Some(Interrupt::Deadline.into())),")],
      ["sandbox::an_endless_loop_hits_the_deadline_while_other_calls_proceed"]),
-    ("memory limit", "host/src/sandbox.rs",
-     [("if desired > self.limit {", "if false {")],
+    ("memory limit",
+     [(f"{SANDBOX}/state.rs", "if desired > self.limit {", "if false {")],
      ["hostile::memory_grow_to_the_maximum_at_once_is_refused", "sandbox::one_huge_allocation_hits_the_memory_limit"]),
-    ("output limit (result)", "host/src/plugin.rs",
-     [("if total > self.limits.output_bytes {", "if false {")],
+    ("output limit (result)",
+     [("host/src/runtime/plugin.rs", "if total > self.limits.output_bytes {", "if false {")],
      ["sandbox::a_huge_result_hits_the_output_limit"]),
-    ("output limit (log bytes)", "host/src/sandbox.rs",
-     [("self.event_bytes = self.event_bytes.saturating_add(bytes);", "let _ = bytes;")],
+    ("output limit (log bytes)",
+     [(f"{SANDBOX}/state.rs", "self.event_bytes = self.event_bytes.saturating_add(bytes);", "let _ = bytes;")],
      ["hostile::log_bytes_count_against_the_output_limit"]),
-    ("read-only grants", "host/src/sandbox.rs",
-     [("let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };",
+    ("read-only grants",
+     [(f"{SANDBOX}/store.rs", "let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };",
        "let perms = FsPerms::ReadWrite;")],
      ["hostile::hard_links_cannot_reach_outside_or_into_a_read_only_grant",
       "hostile::renames_stay_inside_their_grant_and_grants_cannot_be_renamed",
       "hostile::no_request_can_change_a_policy",
       "sandbox::the_filesystem_is_exactly_the_grants"]),
-    ("no host environment", "host/src/sandbox.rs",
-     [("wasi.envs(&policy.env);", "wasi.inherit_env();")],
+    ("no host environment",
+     [(f"{SANDBOX}/store.rs", "wasi.envs(&policy.env);", "wasi.inherit_env();")],
      ["hostile::the_host_environment_stays_out"]),
-    ("no sockets, no DNS", "host/src/sandbox.rs",
-     [("wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);",
+    ("no sockets, no DNS",
+     [(f"{SANDBOX}/store.rs", "wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);",
        "wasi.inherit_network().allow_ip_name_lookup(true);")],
      ["network::sockets_and_dns_stay_off_even_with_a_network_grant"]),
-    ("HTTP allow-list (every request and redirect hop)", "host/src/network.rs",
-     [("if policy.admits(&scheme, &host, port).is_none() {", "if false {")],
+    ("HTTP allow-list (every request and redirect hop)",
+     [("host/src/runtime/network.rs", "if policy.admits(&scheme, &host, port).is_none() {", "if false {")],
      ["network::only_allow_listed_public_addresses_are_reached", "network::redirects_are_checked_at_every_hop"]),
-    ("HTTP public addresses only (after DNS)", "host/src/network.rs",
-     [("if !policy.allow_private", "if false")],
+    ("HTTP public addresses only (after DNS)",
+     [("host/src/runtime/network.rs", "if !policy.allow_private", "if false")],
      ["network::only_allow_listed_public_addresses_are_reached"]),
-    ("wasi:http needs a grant to load", "host/src/plugin.rs",
-     [("&& policy.network.is_none()", "&& false")],
+    ("wasi:http needs a grant to load",
+     [("host/src/runtime/linker.rs", "&& policy.network.is_none()", "&& false")],
      ["network::a_plugin_importing_wasi_http_needs_a_grant_to_load"]),
-    ("unknown imports refused unless stubbed", "host/src/plugin.rs",
-     [("if !policy.stub_ungranted {", "if false {")],
+    ("unknown imports refused unless stubbed",
+     [("host/src/runtime/linker.rs", "if !policy.stub_ungranted {", "if false {")],
      ["hostile::a_plugin_importing_an_unknown_interface_is_refused_unless_stubbed"]),
 ]
 
@@ -79,28 +82,29 @@ def main():
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
     rows = []
     missed = 0
-    for name, file, edits, tests in MUTATIONS:
+    for name, edits, tests in MUTATIONS:
         if wanted not in name:
             continue
-        path = ROOT / file
-        original = path.read_text()
-        mutated = original
-        for before, after in edits:
-            if mutated.count(before) != 1:
+        originals = {file: (ROOT / file).read_text() for file, _, _ in edits}
+        mutated = dict(originals)
+        for file, before, after in edits:
+            if mutated[file].count(before) != 1:
                 raise SystemExit(f"{file}: `{before}` is not there exactly once; update this script")
-            mutated = mutated.replace(before, after)
+            mutated[file] = mutated[file].replace(before, after)
         start = time.time()
         try:
-            path.write_text(mutated)
+            for file, text in mutated.items():
+                (ROOT / file).write_text(text)
             failed = run_tests(tests)
         finally:
-            path.write_text(original)
+            for file, text in originals.items():
+                (ROOT / file).write_text(text)
         caught = len(failed) == len(tests)
         missed += not caught
         rows.append((name, len(failed), len(tests), "caught" if caught else "NOT CAUGHT", time.time() - start))
         print(f"{name}: {len(failed)}/{len(tests)} guarding tests failed", file=sys.stderr, flush=True)
     # Sanity: with every protection on, the same tests pass.
-    every = sorted({t for _, _, _, tests in MUTATIONS for t in tests})
+    every = sorted({t for _, _, tests in MUTATIONS for t in tests})
     baseline = run_tests(every) if not wanted else []
     print("| protection switched off | guarding tests that failed | verdict |")
     print("|---|---|---|")

@@ -16,3 +16,5 @@ fi
 # Plugins and schemas; the WIT imports a call would use exist only inside a component).
 cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk
 cargo test --workspace
+# Every protection in SECURITY.md switched off in turn must make its guarding tests fail.
+python3 scripts/check-protections.py

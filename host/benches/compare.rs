@@ -6,7 +6,11 @@
 //! mcpbox/native. `scripts/bench.sh compare` builds everything and runs it; `BENCH_SECONDS`
 //! sets the time per row (default 2).
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test or benchmark stops at the first thing that does not hold")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test or benchmark stops at the first thing that does not hold"
+)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

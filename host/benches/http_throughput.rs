@@ -3,7 +3,11 @@
 //! requests, with `ping` as the protocol's own baseline; then the memory of idle sessions.
 //! Drives the real release `mcpbox` binary over loopback. `BENCH_SECONDS` sets the time per row.
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test or benchmark stops at the first thing that does not hold")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test or benchmark stops at the first thing that does not hold"
+)]
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,7 +5,11 @@
 //!
 //!     cargo run --release --example native_echo --features native-echo [-- --http 127.0.0.1:0]
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test or benchmark stops at the first thing that does not hold")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test or benchmark stops at the first thing that does not hold"
+)]
 
 use std::sync::Arc;
 

@@ -1,13 +1,18 @@
 //! Integration tests: the real `mcpbox` binary over stdio, driven as an MCP client, with real
 //! components built from `plugins/` and `tests/fixtures/`.
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "a test or benchmark stops at the first thing that does not hold")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test or benchmark stops at the first thing that does not hold"
+)]
 
 mod common;
 mod framing;
 mod hostile;
 mod http;
 mod languages;
+mod limits;
 mod loading;
 mod network;
 mod plain;

@@ -1,5 +1,5 @@
 //! The command line: `mcpbox [serve] | check | compile | inspect | new`. Each command is a
-//! file that parses nothing itself: it takes the merged [`Settings`](crate::config::Settings)
+//! file that parses nothing itself: it takes the merged `Settings`
 //! (or its own arguments) and drives the runtime and the protocol layer.
 
 mod check;

@@ -1,5 +1,5 @@
 //! A loaded plugin: its compiled, linked component, what it offers, and the operator's grants
-//! and limits for it. [`Plugin::invoke`] runs one [`Invocation`] of its exports in a fresh
+//! and limits for it. `Plugin::invoke` runs one `Invocation` of its exports in a fresh
 //! sandbox, once a concurrency slot is free, and holds the output limit over the result.
 
 use std::path::PathBuf;

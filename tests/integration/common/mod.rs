@@ -1,7 +1,6 @@
 //! Shared helpers: build the guests once, start the real `mcpbox` binary, talk JSON-RPC to it
 //! over its stdio like a client, and validate messages against the official MCP schemas.
 
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,12 +1,12 @@
 //! One call, one sandbox: a fresh `Store` and WASI context per call, built from the call's
 //! grants, with a deadline, a memory limit, captured output and cancellation.
 //!
-//! - [`scope`]: what the protocol layer hands a call (grants, cancellation, event and question
+//! - `scope`: what the protocol layer hands a call (grants, cancellation, event and question
 //!   channels), as runtime types;
-//! - [`state`]: the store's data behind wasmtime's view traits, and the per-call counters;
-//! - [`host_api`]: the `mcpbox:plugin/host` imports a guest calls;
-//! - [`store`]: building the store (deny-by-default WASI, limiter, epoch callback);
-//! - [`error`]: [`CallError`] and the classification of a failed call.
+//! - `state`: the store's data behind wasmtime's view traits, and the per-call counters;
+//! - `host_api`: the `mcpbox:plugin/host` imports a guest calls;
+//! - `store`: building the store (deny-by-default WASI, limiter, epoch callback);
+//! - `error`: [`CallError`] and the classification of a failed call.
 
 mod error;
 mod host_api;
