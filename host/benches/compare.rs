@@ -4,7 +4,8 @@
 //! per lane, and stateless 2026-07-28 requests) with 1, 8 and 64 requests in flight. Reports
 //! median and p99 latency, throughput, cold start and peak memory, with the ratios
 //! mcpbox/native. `scripts/bench.sh compare` builds everything and runs it; `BENCH_SECONDS`
-//! sets the time per row (default 2).
+//! sets the time per row (default 2); `BENCH_MCPBOX` runs another `mcpbox` binary under the same
+//! driver (to compare two builds of mcpbox).
 
 #![expect(
     clippy::unwrap_used,
@@ -251,7 +252,7 @@ fn main() {
     let native = root.join("target/release/examples/native_echo");
     assert!(echo.exists() && native.exists(), "run scripts/bench.sh compare (builds the echo plugin and native_echo)");
     let sandboxed = Server {
-        program: env!("CARGO_BIN_EXE_mcpbox").into(),
+        program: std::env::var_os("BENCH_MCPBOX").map_or_else(|| env!("CARGO_BIN_EXE_mcpbox").into(), PathBuf::from),
         args: vec!["serve".into(), echo.display().to_string()],
         tool: "echo.echo",
     };

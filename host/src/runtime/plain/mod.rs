@@ -14,7 +14,7 @@ mod schema;
 mod value;
 
 use serde_json::{Map, Value, json};
-use wasmtime::component::types::{ComponentItem, Type};
+use wasmtime::component::types::{ComponentFunc, ComponentItem, Type};
 use wasmtime::component::{Component, Instance, Val};
 use wasmtime::{Engine, Store};
 
@@ -44,51 +44,10 @@ pub(crate) fn discover(
 ) -> (Vec<(PlainFunction, tools::Tool)>, Vec<String>) {
     let mut found = Vec::new();
     let mut skipped = Vec::new();
-    let mut add = |interface: Option<&str>, name: &str, func: wasmtime::component::types::ComponentFunc| {
-        let params: Vec<(String, Type)> = func.params().map(|(n, t)| (n.to_owned(), t)).collect();
-        let results: Vec<Type> = func.results().collect();
-        let mut properties = Map::new();
-        let mut required = Vec::new();
-        for (param, ty) in &params {
-            match schema(ty) {
-                Ok(s) => {
-                    properties.insert(param.clone(), s);
-                }
-                Err(why) => {
-                    skipped.push(format!("{name}: parameter `{param}` {why}"));
-                    return;
-                }
-            }
-            if !matches!(ty, Type::Option(_)) {
-                required.push(Value::String(param.clone()));
-            }
-        }
-        if let Some(why) = results.iter().find_map(|t| schema(t).err()) {
-            skipped.push(format!("{name}: its result {why}"));
-            return;
-        }
-        let short = interface.map(|i| interface_short_name(i).to_owned());
-        let tool_name = match &short {
-            Some(short) => format!("{short}.{name}"),
-            None => name.to_owned(),
-        };
-        let input =
-            json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
-        let descriptor = tools::Tool {
-            name: tool_name,
-            title: None,
-            description: Some(match (docs.get(short.as_deref(), name), interface) {
-                (Some(docs), _) => docs.to_owned(),
-                (None, Some(i)) => format!("`{name}` of the component's `{i}` interface"),
-                (None, None) => format!("`{name}`, a function the component exports"),
-            }),
-            input_schema: input.to_string(),
-            output_schema: None,
-            annotations: None,
-        };
-        let function =
-            PlainFunction { interface: interface.map(str::to_owned), function: name.to_owned(), params, results };
-        found.push((function, descriptor));
+    let mut add = |interface: Option<&str>, name: &str, func: ComponentFunc| match as_tool(interface, name, &func, docs)
+    {
+        Ok(tool) => found.push(tool),
+        Err(why) => skipped.push(format!("{name}: {why}")),
     };
     for (name, item) in component.component_type().exports(engine) {
         match item.ty {
@@ -107,6 +66,47 @@ pub(crate) fn discover(
         }
     }
     (found, skipped)
+}
+
+/// The exported function `name` (of `interface`, or at the root) as a tool, or why it cannot
+/// be one.
+fn as_tool(
+    interface: Option<&str>,
+    name: &str,
+    func: &ComponentFunc,
+    docs: &FunctionDocs,
+) -> Result<(PlainFunction, tools::Tool), String> {
+    let params: Vec<(String, Type)> = func.params().map(|(n, t)| (n.to_owned(), t)).collect();
+    let results: Vec<Type> = func.results().collect();
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for (param, ty) in &params {
+        properties.insert(param.clone(), schema(ty).map_err(|why| format!("parameter `{param}` {why}"))?);
+        if !matches!(ty, Type::Option(_)) {
+            required.push(Value::String(param.clone()));
+        }
+    }
+    if let Some(why) = results.iter().find_map(|t| schema(t).err()) {
+        return Err(format!("its result {why}"));
+    }
+    let short = interface.map(interface_short_name);
+    let input =
+        json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false });
+    let descriptor = tools::Tool {
+        name: short.map_or_else(|| name.to_owned(), |short| format!("{short}.{name}")),
+        title: None,
+        description: Some(match (docs.get(short, name), interface) {
+            (Some(docs), _) => docs.to_owned(),
+            (None, Some(i)) => format!("`{name}` of the component's `{i}` interface"),
+            (None, None) => format!("`{name}`, a function the component exports"),
+        }),
+        input_schema: input.to_string(),
+        output_schema: None,
+        annotations: None,
+    };
+    let function =
+        PlainFunction { interface: interface.map(str::to_owned), function: name.to_owned(), params, results };
+    Ok((function, descriptor))
 }
 
 /// `test:plain/text@0.1.0` → `text`.
