@@ -1,34 +1,15 @@
-//! Plugins in Rust, Python and JavaScript, made the way the guides (docs/rust.md,
-//! docs/python.md, docs/javascript.md) say: `mcpbox new NAME --lang ...`, the template's one
-//! build command, then served by mcpbox and called like any plugin. The templates' code is
-//! `examples/hello`, `examples/python` and `examples/js`: one plugin in three languages.
+//! Plugins in Rust, Python and JavaScript, made by running the guides (docs/rust.md,
+//! docs/python.md, docs/javascript.md) as written: `mcpbox new hello --lang ...`, the one build
+//! command, `mcpbox inspect`, `mcpbox serve`; then served by mcpbox and called like any plugin.
+//! The templates' code is `examples/hello`, `examples/python` and `examples/js`: one plugin in
+//! three languages, shown whole in the guides.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::common::*;
-
-/// Creates a plugin from the template and runs its build commands; returns the component.
-fn build_from_template(dir: &Path, name: &str, lang: &str, commands: &[&[&str]]) -> PathBuf {
-    let created = mcpbox("new").args([name, "--lang", lang, "--dir"]).arg(dir).output().unwrap();
-    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
-    let project = dir.join(name);
-    for command in commands {
-        let output = Command::new(command[0]).args(&command[1..]).current_dir(&project).output().unwrap();
-        assert!(
-            output.status.success(),
-            "`{}` failed in the {lang} template:\n{}\n{}",
-            command.join(" "),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let wasm = project.join(format!("{name}.wasm"));
-    assert!(wasm.is_file(), "the {lang} template's build made no {}", wasm.display());
-    wasm
-}
 
 /// What the examples in all three languages offer: a tool with an enum argument, a tool with
 /// structured output, a resource, a resource template and a prompt. Error messages differ by
@@ -93,38 +74,30 @@ fn find<'a>(tools: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn a_rust_plugin_made_from_the_template_builds_and_serves() {
-    guests(); // the guest toolchain is set up, and the shared guest target dir holds the SDK's deps
-    let dir = temp_dir();
-    let created = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
-    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
-    let project = dir.path().join("my-tool");
-    // The one command (through the wrapper that picks the installed wasm32-wasip2 toolchain),
-    // with the repository's guest target dir so that the SDK's dependencies are not compiled
-    // again.
-    let target = repo_root().join("plugins/target");
-    let built = Command::new("bash")
-        .arg(repo_root().join("scripts/cargo-wasip2"))
-        .args(["build", "--release", "--quiet"])
-        .current_dir(&project)
-        .env("CARGO_TARGET_DIR", &target)
-        .status()
-        .unwrap();
-    assert!(built.success(), "the template does not build");
-    let wasm = dir.path().join("my_tool.wasm");
-    std::fs::copy(target.join("wasm32-wasip2/release/my_tool.wasm"), &wasm).unwrap();
+    let guide = crate::docs::run_document("docs/rust.md");
+    let wasm = guide.cwd.join("target/wasm32-wasip2/release/hello.wasm");
     let mut server = Server::start(&[&wasm]);
     server.initialize("2025-06-18", json!({}));
     assert!(server.wait_for_log("instance memory: copied (the largest plugin", WAIT), "{}", server.stderr());
-    assert_common_surface(&mut server, "my_tool", "rust://about", "Rust");
+    assert_common_surface(&mut server, "hello", "rust://about", "Rust");
+    // serde's errors reach the model with the field's path, not the parser's offsets.
+    let wrong = call_tool(&mut server, "hello.greet", json!({ "name": "Ann", "style": "loud" }));
+    assert_eq!(
+        text(&wrong),
+        "plugin `hello` rejected the arguments: `style`: unknown variant `loud`, expected `plain` or `excited`"
+    );
+    let quoted = text(&wrong).replace("plugin `hello`", "plugin `x`");
+    let troubleshooting = std::fs::read_to_string(repo_root().join("docs/troubleshooting.md")).unwrap();
+    assert!(troubleshooting.contains(&quoted), "docs/troubleshooting.md should quote `{quoted}`");
 
-    let again = mcpbox("new").args(["my-tool", "--dir"]).arg(dir.path()).output().unwrap();
+    let again = mcpbox("new").args(["hello", "--dir"]).arg(guide.dir.path()).output().unwrap();
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"));
 }
 
 #[test]
 fn a_python_plugin_made_from_the_template_builds_and_serves() {
-    let dir = temp_dir();
-    let wasm = build_from_template(dir.path(), "pyhello", "python", &[&["./build.sh"]]);
+    let guide = crate::docs::run_document("docs/python.md");
+    let wasm = guide.cwd.join("hello.wasm");
     let granted = temp_dir();
     std::fs::write(granted.path().join("notes.txt"), "first\nsecond\nthird\n").unwrap();
     let secret = temp_dir();
@@ -134,30 +107,34 @@ fn a_python_plugin_made_from_the_template_builds_and_serves() {
     server.initialize("2025-06-18", json!({}));
     // An interpreter plugin: instances map its memory image copy-on-write (engine.rs says why).
     assert!(server.wait_for_log("instance memory: copy-on-write (the largest plugin", WAIT), "{}", server.stderr());
-    assert_common_surface(&mut server, "pyhello", "python://about", "Python");
+    assert_common_surface(&mut server, "hello", "python://about", "Python");
+    // The helper module's own check, as docs/troubleshooting.md quotes it (for a plugin `x`).
+    let wrong = call_tool(&mut server, "hello.greet", json!({ "name": "Ann", "style": "loud" }));
+    let quoted = text(&wrong).replace("plugin `hello`", "plugin `x`");
+    let troubleshooting = std::fs::read_to_string(repo_root().join("docs/troubleshooting.md")).unwrap();
+    assert!(troubleshooting.contains(&quoted), "docs/troubleshooting.md should quote `{quoted}`");
 
     // Python's own open() inside the sandbox: the granted directory only.
     let root = format!("/roots/{}", granted.path().file_name().unwrap().to_str().unwrap());
-    let head = call_tool(&mut server, "pyhello.head", json!({ "path": format!("{root}/notes.txt"), "lines": 2 }));
+    let head = call_tool(&mut server, "hello.head", json!({ "path": format!("{root}/notes.txt"), "lines": 2 }));
     assert_eq!(text(&head), "first\nsecond\n", "{head}");
     let outside = secret.path().join("secret.txt");
-    let escape = call_tool(&mut server, "pyhello.head", json!({ "path": outside.to_str().unwrap() }));
+    let escape = call_tool(&mut server, "hello.head", json!({ "path": outside.to_str().unwrap() }));
     assert_eq!(escape["isError"], true, "{escape}");
     assert!(!text(&escape).contains("not for plugins"));
-    let escape = call_tool(&mut server, "pyhello.head", json!({ "path": format!("{root}/../{}", outside.display()) }));
+    let escape = call_tool(&mut server, "hello.head", json!({ "path": format!("{root}/../{}", outside.display()) }));
     assert_eq!(escape["isError"], true, "{escape}");
     // A check in the function body (`raise InvalidArguments`) and a type mismatch.
-    let zero = call_tool(&mut server, "pyhello.head", json!({ "path": format!("{root}/notes.txt"), "lines": 0 }));
+    let zero = call_tool(&mut server, "hello.head", json!({ "path": format!("{root}/notes.txt"), "lines": 0 }));
     assert!(text(&zero).contains("`lines` must be at least 1"), "{zero}");
-    let typed = call_tool(&mut server, "pyhello.head", json!({ "path": format!("{root}/notes.txt"), "lines": "2" }));
+    let typed = call_tool(&mut server, "hello.head", json!({ "path": format!("{root}/notes.txt"), "lines": "2" }));
     assert!(text(&typed).contains("`lines` must be of type integer"), "{typed}");
 }
 
 #[test]
 fn a_javascript_plugin_made_from_the_template_builds_and_serves() {
-    let dir = temp_dir();
-    let install: &[&str] = &["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"];
-    let wasm = build_from_template(dir.path(), "jshello", "js", &[install, &["npm", "run", "build"]]);
+    let guide = crate::docs::run_document("docs/javascript.md");
+    let wasm = guide.cwd.join("hello.wasm");
 
     // Built without the http and fetch-event features: it loads with no network grant.
     let inspected = mcpbox("inspect").arg(&wasm).output().unwrap();
@@ -166,18 +143,18 @@ fn a_javascript_plugin_made_from_the_template_builds_and_serves() {
 
     let mut server = Server::start(&[&wasm]);
     server.initialize("2025-06-18", json!({}));
-    assert_common_surface(&mut server, "jshello", "js://about", "JavaScript");
+    assert_common_surface(&mut server, "hello", "js://about", "JavaScript");
 
-    let repeated = call_tool(&mut server, "jshello.repeat", json!({ "word": "la", "times": 3 }));
+    let repeated = call_tool(&mut server, "hello.repeat", json!({ "word": "la", "times": 3 }));
     assert_eq!(text(&repeated), "la la la");
-    let thrown = call_tool(&mut server, "jshello.repeat", json!({ "word": "la", "times": 0 }));
+    let thrown = call_tool(&mut server, "hello.repeat", json!({ "word": "la", "times": 0 }));
     assert_eq!(thrown["isError"], true);
     assert!(text(&thrown).contains("`times` must be between 1 and 100"), "{thrown}");
-    let typed = call_tool(&mut server, "jshello.repeat", json!({ "word": "la", "times": 1.5 }));
+    let typed = call_tool(&mut server, "hello.repeat", json!({ "word": "la", "times": 1.5 }));
     assert!(text(&typed).contains("`times` must be an integer"), "{typed}");
     // The same plugin answers a stateless 2026-07-28 request.
     let modern_call =
-        server.result("tools/call", modern(json!({ "name": "jshello.greet", "arguments": { "name": "Zoe" } })));
+        server.result("tools/call", modern(json!({ "name": "hello.greet", "arguments": { "name": "Zoe" } })));
     assert_eq!(text(&modern_call), "Hello, Zoe.");
 }
 

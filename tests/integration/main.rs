@@ -7,7 +7,9 @@
     reason = "a test or benchmark stops at the first thing that does not hold"
 )]
 
+mod cli;
 mod common;
+mod docs;
 mod framing;
 mod hostile;
 mod http;

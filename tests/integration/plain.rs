@@ -73,7 +73,7 @@ fn exported_functions_are_tools_with_schemas_from_their_types() {
 }
 
 /// A custom section, as the binary format encodes it: id 0, size, name, data.
-fn custom_section(name: &str, data: &[u8]) -> Vec<u8> {
+pub fn custom_section(name: &str, data: &[u8]) -> Vec<u8> {
     fn leb128(mut n: usize, out: &mut Vec<u8>) {
         loop {
             let byte = (n & 0x7f) as u8;

@@ -10,21 +10,20 @@ use serde_json::{Map, Value};
 
 use super::grants::{Granted, Style};
 use crate::config::{ServeArgs, Settings};
-use crate::runtime::engine::{EngineOptions, build_engine, default_cache_dir};
+use crate::runtime::engine::build_engine;
 use crate::runtime::requested::RequestedPolicy;
 use crate::runtime::{CallScope, Limits, PluginConfig, catalog, interface_names, plugin_name};
 
 /// `mcpbox inspect FILE [--json] [--config FILE]`.
 pub(crate) async fn run(file: PathBuf, json: bool, config: Option<PathBuf>) -> Result<()> {
-    let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from).or_else(default_cache_dir);
-    let engine = build_engine(&EngineOptions { cache_dir, ..Default::default() })?;
-    let (limits, plugin_config) = match config {
-        Some(config) => {
-            let settings = Settings::from_args(&ServeArgs { config: Some(config), ..Default::default() })?;
-            (settings.limits, settings.plugin_configs.get(&plugin_name(&file)).cloned())
-        }
-        None => (Limits::default(), None),
-    };
+    // The engine `mcpbox serve FILE --config CONFIG` would build, so that the plugin compiled
+    // here is the one serving loads from the cache (copy-on-write is part of its key).
+    let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from);
+    let args = ServeArgs { paths: vec![file.clone()], config, cache_dir, ..Default::default() };
+    let settings = Settings::from_args(&args)?;
+    let engine = build_engine(&settings.engine)?;
+    let plugin_config = settings.plugin_configs.get(&plugin_name(&file)).cloned();
+    let limits = settings.limits;
     let description = describe(&engine, &file, limits, plugin_config).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&description)?);

@@ -47,8 +47,8 @@ enum Command {
         /// The plugin's language.
         #[arg(long, value_enum, default_value = "rust")]
         lang: new::Lang,
-        /// Rust only: the mcpbox SDK to depend on [default: the `sdk/` of the mcpbox checkout
-        /// this binary was built from].
+        /// Rust only: the mcpbox SDK to depend on [default: a copy of the SDK this mcpbox carries,
+        /// written to `mcpbox-sdk/` in the project].
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },

@@ -2,7 +2,7 @@
 //! Each template's code is an example of this repository (`examples/`), which the tests create,
 //! build and call through mcpbox, so the templates and the guides cannot rot.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
@@ -18,13 +18,10 @@ pub(crate) enum Lang {
     Js,
 }
 
-/// The SDK of the checkout this binary was built from.
-fn default_sdk() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk")
-}
-
-/// Creates `dir/name/` with a small plugin in `lang`. Rust plugins depend on the SDK at `sdk`;
-/// Python and JavaScript ones get the helper module and the WIT package as files of their own.
+/// Creates `dir/name/` with a small plugin in `lang`. Rust plugins depend on the SDK at `sdk`,
+/// or by default on a copy of the SDK this binary carries, written into the project
+/// (`mcpbox-sdk/`), so that an installed mcpbox needs no checkout; Python and JavaScript ones
+/// get the helper module and the WIT package as files of their own.
 pub(crate) fn create(name: &str, dir: &Path, lang: Lang, sdk: Option<&Path>) -> Result<()> {
     let valid = !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -64,17 +61,24 @@ struct NextSteps {
 type Files = Vec<(&'static str, String)>;
 
 fn rust(name: &str, sdk: Option<&Path>) -> Result<(Files, NextSteps)> {
-    let sdk = sdk.map(Path::to_owned).unwrap_or_else(default_sdk);
-    let sdk = sdk
-        .canonicalize()
-        .with_context(|| format!("the mcpbox SDK is not at {} (give its directory with --sdk)", sdk.display()))?;
     let crate_name = name.replace('-', "_");
-    let files = vec![
-        ("Cargo.toml", cargo_toml(name, &sdk)),
+    let sdk_dependency = match sdk {
+        Some(sdk) => sdk
+            .canonicalize()
+            .with_context(|| format!("the mcpbox SDK is not at {} (--sdk)", sdk.display()))?
+            .display()
+            .to_string(),
+        None => SDK_COPY.to_owned(),
+    };
+    let mut files = vec![
+        ("Cargo.toml", cargo_toml(name, &sdk_dependency)),
         ("src/lib.rs", RUST_LIB.to_owned()),
         (".gitignore", "/target\n".to_owned()),
         ("README.md", rust_readme(name, &crate_name)),
     ];
+    if sdk.is_none() {
+        files.extend(sdk_copy()?);
+    }
     let output = format!("target/wasm32-wasip2/release/{crate_name}.wasm");
     Ok((files, NextSteps { build: "cargo build --release --target wasm32-wasip2", output }))
 }
@@ -117,7 +121,7 @@ fn make_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 
-fn cargo_toml(name: &str, sdk: &Path) -> String {
+fn cargo_toml(name: &str, sdk: &str) -> String {
     format!(
         r#"[package]
 name = "{name}"
@@ -143,8 +147,45 @@ lto = true
 codegen-units = 1
 strip = "debuginfo"
 "#,
-        sdk = sdk.display()
     )
+}
+
+/// Where `mcpbox new` writes its copy of the SDK, inside the project.
+const SDK_COPY: &str = "mcpbox-sdk";
+
+/// The SDK's files for a project of its own: its sources, the WIT package its bindings are
+/// generated from (`../wit` from the SDK), and a manifest with the guest workspace's pinned
+/// dependency versions in place of `workspace = true`.
+fn sdk_copy() -> Result<Files> {
+    let mut files: Files = SDK_SOURCES.iter().map(|(file, text)| (*file, (*text).to_owned())).collect();
+    files.push(("mcpbox-sdk/Cargo.toml", sdk_manifest()?));
+    files.push(("wit/plugin.wit", WIT.to_owned()));
+    Ok(files)
+}
+
+/// `sdk/Cargo.toml` without the repository's guest workspace: each `workspace = true`
+/// dependency takes its version from `plugins/Cargo.toml`.
+fn sdk_manifest() -> Result<String> {
+    let mut manifest: toml::Table = toml::from_str(SDK_MANIFEST).context("sdk/Cargo.toml")?;
+    let workspace: toml::Table = toml::from_str(GUEST_WORKSPACE).context("plugins/Cargo.toml")?;
+    let pinned = workspace
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .context("plugins/Cargo.toml has no [workspace.dependencies]")?;
+    if let Some(package) = manifest.get_mut("package").and_then(toml::Value::as_table_mut) {
+        package.remove("workspace");
+    }
+    manifest.remove("lints");
+    if let Some(dependencies) = manifest.get_mut("dependencies").and_then(toml::Value::as_table_mut) {
+        for (name, dependency) in dependencies.iter_mut() {
+            if dependency.get("workspace").and_then(toml::Value::as_bool) == Some(true) {
+                *dependency = pinned.get(name).cloned().with_context(|| format!("no version of `{name}` pinned"))?;
+            }
+        }
+    }
+    let text = toml::to_string(&manifest).context("cannot write the SDK's manifest")?;
+    Ok(format!("# The mcpbox SDK {}, copied by `mcpbox new`.\n{text}", env!("CARGO_PKG_VERSION")))
 }
 
 fn rust_readme(name: &str, crate_name: &str) -> String {
@@ -154,6 +195,15 @@ fn rust_readme(name: &str, crate_name: &str) -> String {
 }
 
 const WIT: &str = include_str!("../../../wit/plugin.wit");
+const SDK_MANIFEST: &str = include_str!("../../../sdk/Cargo.toml");
+const GUEST_WORKSPACE: &str = include_str!("../../../plugins/Cargo.toml");
+const SDK_SOURCES: [(&str, &str); 5] = [
+    ("mcpbox-sdk/src/lib.rs", include_str!("../../../sdk/src/lib.rs")),
+    ("mcpbox-sdk/src/macros.rs", include_str!("../../../sdk/src/macros.rs")),
+    ("mcpbox-sdk/src/plugin.rs", include_str!("../../../sdk/src/plugin.rs")),
+    ("mcpbox-sdk/src/typed.rs", include_str!("../../../sdk/src/typed.rs")),
+    ("mcpbox-sdk/src/uri_template.rs", include_str!("../../../sdk/src/uri_template.rs")),
+];
 const RUST_LIB: &str = include_str!("../../../examples/hello/src/lib.rs");
 const PYTHON_APP: &str = include_str!("../../../examples/python/app.py");
 const PYTHON_HELPER: &str = include_str!("../../../sdk/python/mcpbox.py");
@@ -243,5 +293,32 @@ mod tests {
         assert!(std::fs::read_to_string(&build).unwrap().contains("-o tool-1.wasm"));
         let error = create("1tool", dir.path(), Lang::Python, None).unwrap_err().to_string();
         assert!(error.contains("`1tool` is not a valid plugin name"), "{error}");
+    }
+
+    #[test]
+    fn a_rust_project_carries_the_whole_sdk_with_pinned_versions() {
+        let in_repo: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/src"))
+            .unwrap()
+            .map(|e| format!("mcpbox-sdk/src/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        for file in &in_repo {
+            assert!(SDK_SOURCES.iter().any(|(copied, _)| copied == file), "{file} is not copied by `mcpbox new`");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        create("hello", dir.path(), Lang::Rust, None).unwrap();
+        let project = dir.path().join("hello");
+        let manifest: toml::Table =
+            toml::from_str(&std::fs::read_to_string(project.join("mcpbox-sdk/Cargo.toml")).unwrap()).unwrap();
+        assert!(manifest["package"].get("workspace").is_none() && manifest.get("lints").is_none());
+        assert_eq!(manifest["dependencies"]["schemars"].as_str(), Some("1"));
+        assert!(
+            manifest["dependencies"]["serde_json"]["features"].as_array().unwrap().contains(&"preserve_order".into())
+        );
+        assert!(
+            std::fs::read_to_string(project.join("Cargo.toml"))
+                .unwrap()
+                .contains("mcpbox-sdk = { path = \"mcpbox-sdk\" }")
+        );
+        assert!(project.join("wit/plugin.wit").is_file(), "the SDK's bindings are generated from ../wit");
     }
 }

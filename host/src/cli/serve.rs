@@ -1,6 +1,7 @@
 //! `mcpbox serve` (the default command): load the plugins, watch them, and serve them over
 //! stdio, Streamable HTTP, or both, until the input ends or a signal arrives.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,8 +15,25 @@ use crate::runtime::engine::build_engine;
 use crate::runtime::reload::Reloader;
 use crate::runtime::{Catalog, LiveCatalog};
 
+/// What a person who runs mcpbox on a terminal without plugins reads (a client never sees it:
+/// it starts mcpbox with pipes).
+const GUIDE: &str = "\
+mcpbox is an MCP server: an MCP client (Claude Desktop, an IDE, an agent) starts it and talks
+to it over stdin and stdout. Run by hand with no plugins, it serves nothing. Try:
+
+  mcpbox serve PLUGINS... --root DIR   serve plugins (.wasm files or folders), DIR granted read-only
+  mcpbox serve PLUGINS... --http       the same over HTTP on 127.0.0.1:8080
+  mcpbox new NAME [--lang python|js]   create a plugin project
+  mcpbox inspect FILE.wasm             what a plugin offers and needs
+  mcpbox --help                        every command and flag
+
+Serving stdio now anyway; press Ctrl-D to stop.";
+
 /// `mcpbox serve`.
 pub(crate) async fn run(args: ServeArgs) -> Result<()> {
+    if args.paths.is_empty() && args.config.is_none() && std::io::stdin().is_terminal() {
+        eprintln!("{GUIDE}");
+    }
     let settings = Settings::from_args(&args)?;
     let engine = build_engine(&settings.engine)?;
     tracing::info!(

@@ -1,7 +1,8 @@
 //! The command line of `mcpbox serve` (and of `check` and `compile`, which take the same
 //! options). Values are checked where they are merged with the file (`config/mod.rs`).
 
-use std::path::PathBuf;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
 
 use crate::runtime::engine::CopyOnWrite;
 
@@ -56,10 +57,10 @@ pub struct ServeArgs {
     /// Items per page of list results [default: 100].
     #[arg(long, value_name = "N")]
     pub page_size: Option<usize>,
-    /// Serve Streamable HTTP on this address instead of stdio (port 0 picks one); `--http`
-    /// alone binds 127.0.0.1:8080.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
-    pub http: Option<std::net::SocketAddr>,
+    /// Serve Streamable HTTP on this address instead of stdio: `HOST:PORT`, `localhost:PORT` or
+    /// a bare `PORT` (on 127.0.0.1; port 0 picks one); `--http` alone binds 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080", value_parser = listen_address)]
+    pub http: Option<SocketAddr>,
     /// With --http, serve stdio as well.
     #[arg(long)]
     pub stdio: bool,
@@ -77,4 +78,41 @@ pub struct ServeArgs {
     /// Require `Authorization: Bearer <token>` on HTTP, the token read from this file.
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
+}
+
+/// An address to listen on: `HOST:PORT` with an IP, `localhost:PORT`, or a bare `PORT` on
+/// loopback. A plugin path given right after `--http` (which takes an optional value) gets a
+/// message saying so, instead of a parser's complaint about address syntax.
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = text.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok((Ipv4Addr::LOCALHOST, port).into());
+    }
+    if let Some(port) = text.strip_prefix("localhost:").and_then(|port| port.parse::<u16>().ok()) {
+        return Ok((Ipv4Addr::LOCALHOST, port).into());
+    }
+    if Path::new(text).exists() || text.ends_with(".wasm") {
+        return Err(format!(
+            "`{text}` is a plugin path, not an address: `--http` takes an optional address, so put the plugin \
+             paths before it (`mcpbox serve {text} --http`) or give it one (`--http 127.0.0.1:8080 {text}`)"
+        ));
+    }
+    Err(format!("`{text}` is not an address to listen on: use HOST:PORT (127.0.0.1:8080), localhost:PORT or PORT"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_address;
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(listen_address("127.0.0.1:0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(listen_address("8080").unwrap().to_string(), "127.0.0.1:8080");
+        assert_eq!(listen_address("localhost:9").unwrap().to_string(), "127.0.0.1:9");
+        assert_eq!(listen_address("[::1]:80").unwrap().to_string(), "[::1]:80");
+        assert!(listen_address("plugins/x.wasm").unwrap_err().contains("is a plugin path, not an address"));
+        assert!(listen_address("example.com:80").unwrap_err().contains("is not an address to listen on"));
+    }
 }

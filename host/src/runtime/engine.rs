@@ -113,21 +113,33 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
     if let Some(dir) = &options.cache_dir {
         // Compiling a component costs 0.2 s (a small Rust guest) to 20 s (an interpreter
         // guest); a cache hit costs milliseconds. Keyed by wasmtime version, flags and bytes.
-        // wasmtime wants an absolute cache path; a relative one means "from here".
-        let dir = std::path::absolute(dir)
-            .with_context(|| format!("cannot resolve the compile cache directory {}", dir.display()))?;
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create the compile cache directory {}", dir.display()))?;
-        let mut cache_config = CacheConfig::new();
-        cache_config.with_directory(&dir);
-        let cache = Cache::new(cache_config)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("cannot use the compile cache directory {}", dir.display()))?;
-        config.cache(Some(cache));
+        // A cache mcpbox cannot use is reported once, and mcpbox runs without it.
+        match open_cache(dir) {
+            Ok(cache) => {
+                config.cache(Some(cache));
+            }
+            Err(why) => tracing::warn!("{why}; compiling every plugin afresh (set --cache-dir or MCPBOX_CACHE_DIR)"),
+        }
     }
     let engine = Engine::new(&config).map_err(anyhow::Error::from).context("cannot create the wasmtime engine")?;
     start_epoch_ticker(&engine)?;
     Ok(engine)
+}
+
+/// wasmtime's compile cache in `dir`, which must be a directory mcpbox can write (created if
+/// missing); otherwise why not.
+fn open_cache(dir: &std::path::Path) -> Result<Cache, String> {
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot use the compile cache directory {}: {e}", dir.display());
+    // wasmtime wants an absolute cache path; a relative one means "from here".
+    let dir = std::path::absolute(dir).map_err(|e| cannot(&e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| cannot(&e))?;
+    // wasmtime's cache ignores failed writes; find out now, not by compiling every time.
+    let probe = dir.join(format!(".mcpbox-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| cannot(&e))?;
+    let _ = std::fs::remove_file(&probe);
+    let mut cache_config = CacheConfig::new();
+    cache_config.with_directory(&dir);
+    Cache::new(cache_config).map_err(|e| cannot(&e))
 }
 
 /// Instances in the pool: the most calls that can run at once (more are refused, reported as

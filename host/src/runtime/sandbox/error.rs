@@ -218,7 +218,15 @@ fn panic_message(stderr: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::panic_message;
+    use super::{CallError, panic_message};
+
+    #[test]
+    fn documented_messages() {
+        // Too costly to provoke in a test (2,000 calls at once); the text is checked here.
+        let troubleshooting = include_str!("../../../../docs/troubleshooting.md");
+        let busy = CallError::HostBusy { plugin: "x".into() }.to_string();
+        assert!(troubleshooting.contains(&format!("``{busy}``")), "docs/troubleshooting.md should quote `{busy}`");
+    }
 
     #[test]
     fn finds_the_panic_message() {

@@ -1,0 +1,70 @@
+//! Docs as tests: every fenced block in `README.md`, `SECURITY.md` and `docs/*.md` is run as
+//! written, compared with the file it shows, or marked not runnable with the reason, and every
+//! message `docs/troubleshooting.md` quotes is produced and compared. A stale doc fails here.
+//!
+//! A block's marker is an HTML comment on the line before its fence (`docs/README.md` lists the
+//! modes for contributors): `<!-- doc-test: run -->`, `run, fails`, `output`, `file PATH`,
+//! `same-as PATH`, `part-of PATH`, `background`, `python`, `json`, `skip REASON`. The language
+//! guides are run by `languages.rs`, which then calls the plugins they build.
+
+mod blocks;
+mod messages;
+pub mod runner;
+
+use blocks::{Mode, blocks};
+pub use runner::run_document;
+
+use crate::common::repo_root;
+
+/// The guides `languages.rs` runs (each builds a plugin it then calls).
+pub const GUIDES: [&str; 3] = ["docs/rust.md", "docs/python.md", "docs/javascript.md"];
+
+/// Every Markdown page of the docs.
+fn documents() -> Vec<String> {
+    let mut files = vec!["README.md".to_owned(), "SECURITY.md".to_owned()];
+    let mut docs: Vec<String> = std::fs::read_dir(repo_root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| format!("docs/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+#[test]
+fn every_block_of_the_docs_is_run_or_marked_not_runnable() {
+    let (mut run, mut skipped, mut problems) = (0, Vec::new(), Vec::new());
+    for document in documents() {
+        for block in blocks(&repo_root(), &document) {
+            match &block.mode {
+                Some(Ok(Mode::Skip(reason))) => skipped.push(format!("{}: {reason}", block.at())),
+                Some(Ok(_)) => run += 1,
+                Some(Err(why)) => problems.push(format!("{}: {why}", block.at())),
+                None => problems.push(format!("{}: no `<!-- doc-test: ... -->` marker before this block", block.at())),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "docs blocks without a valid marker:\n{}", problems.join("\n"));
+    eprintln!("docs: {run} blocks run or compared, {} marked not runnable:\n{}", skipped.len(), skipped.join("\n"));
+}
+
+#[test]
+fn the_readme_runs_as_written() {
+    run_document("README.md");
+}
+
+#[test]
+fn the_config_reference_runs_as_written() {
+    run_document("docs/config.md");
+}
+
+#[test]
+fn the_other_pages_run_as_written() {
+    for document in documents() {
+        if !GUIDES.contains(&document.as_str()) && !["README.md", "docs/config.md"].contains(&document.as_str()) {
+            run_document(&document);
+        }
+    }
+}

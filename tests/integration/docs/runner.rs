@@ -1,0 +1,222 @@
+//! Runs a document's blocks in order, as a reader would, in a workspace of its own:
+//!
+//! - `HOME` is the workspace (so `~/project` exists: it holds `notes.txt`), with the tool homes
+//!   (cargo, rustup, npm, pip) kept where they are, and `MCPBOX_CACHE_DIR` the tests' shared
+//!   compile cache;
+//! - `mcpbox` on `PATH` is the binary under test, and so is `target/release/mcpbox`;
+//!   `target/plugins` holds the bundled plugins, as after `scripts/run.sh` in a checkout;
+//! - a `cd` in one block holds for the next; stdin is empty, so `mcpbox serve` over stdio ends;
+//! - `127.0.0.1:8080` in a `background` or `python` block becomes a free port.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::blocks::{Block, Mode, blocks};
+use crate::common::{guests, repo_root};
+
+/// A document's workspace; background processes end with it.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
+    /// The current directory after the last block.
+    pub cwd: PathBuf,
+    port: u16,
+    background: Vec<Child>,
+    /// What the last block printed (stdout, then stderr).
+    last_output: String,
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        for child in &mut self.background {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        let root = repo_root();
+        guests(); // target/plugins is built
+        let dir = tempfile::Builder::new().prefix("mcpbox-docs").tempdir().unwrap();
+        let bin = dir.path().join(".doc-test-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(dir.path().join("target/release")).unwrap();
+        let mcpbox = env!("CARGO_BIN_EXE_mcpbox");
+        std::os::unix::fs::symlink(mcpbox, bin.join("mcpbox")).unwrap();
+        std::os::unix::fs::symlink(mcpbox, dir.path().join("target/release/mcpbox")).unwrap();
+        std::os::unix::fs::symlink(root.join("target/plugins"), dir.path().join("target/plugins")).unwrap();
+        // Where rustup's toolchain is out of reach, guests build with Debian's rustc (see
+        // scripts/setup-wasm-toolchain.sh); `cargo` here is the one that can.
+        let route = std::fs::read_to_string(root.join(".tools/wasm-toolchain")).unwrap_or_default();
+        if route.trim() == "debian" {
+            let shim = bin.join("cargo");
+            std::fs::write(&shim, "#!/bin/sh\nRUSTC=/usr/bin/rustc exec /usr/bin/cargo \"$@\"\n").unwrap();
+            std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        std::fs::write(dir.path().join("project/notes.txt"), "a file in ~/project\n").unwrap();
+        let cwd = dir.path().to_owned();
+        Workspace { dir, cwd, port: free_port(), background: Vec::new(), last_output: String::new() }
+    }
+
+    /// A command in the workspace's environment, in its current directory.
+    fn command(&self, program: &str) -> Command {
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let mut command = Command::new(program);
+        let path = format!("{}:{}", self.dir.path().join(".doc-test-bin").display(), std::env::var("PATH").unwrap());
+        command
+            .current_dir(&self.cwd)
+            .env("PATH", path)
+            .env("HOME", self.dir.path())
+            .env("CARGO_HOME", std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo")))
+            .env("RUSTUP_HOME", std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup")))
+            .env("npm_config_cache", format!("{home}/.npm"))
+            .env("PIP_CACHE_DIR", format!("{home}/.cache/pip"))
+            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+            .env_remove("CARGO_TARGET_DIR")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn with_port(&self, text: &str) -> String {
+        text.replace("127.0.0.1:8080", &format!("127.0.0.1:{}", self.port))
+            .replace("localhost:8080", &format!("localhost:{}", self.port))
+    }
+
+    /// Runs `script` with bash (`set -euo pipefail`); keeps the directory it ends in.
+    fn shell(&mut self, script: &str) -> Output {
+        let state = self.dir.path().join(".doc-test-cwd");
+        let full = format!("set -euo pipefail\ntrap 'pwd > \"{}\"' EXIT\n{script}", state.display());
+        let output = self.command("bash").arg("-c").arg(full).output().unwrap();
+        if let Ok(cwd) = std::fs::read_to_string(&state) {
+            self.cwd = PathBuf::from(cwd.trim());
+        }
+        self.last_output =
+            format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        output
+    }
+
+    /// Does what `block`'s marker says; panics naming the block if it does not hold.
+    pub fn apply(&mut self, block: &Block) {
+        let at = block.at();
+        let mode = match &block.mode {
+            Some(Ok(mode)) => mode.clone(),
+            Some(Err(why)) => panic!("{at}: {why}"),
+            None => panic!("{at}: a block without a doc-test marker"),
+        };
+        let shell = matches!(mode, Mode::Run | Mode::RunFails | Mode::Background);
+        assert!(!shell || block.info == "sh", "{at}: a `{}` block cannot be run as a shell script", block.info);
+        match mode {
+            Mode::Run | Mode::RunFails => {
+                let output = self.shell(&block.text);
+                let expect_success = mode == Mode::Run;
+                assert!(
+                    output.status.success() == expect_success,
+                    "{at}: the block {} as written:\n{}\n{}",
+                    if expect_success { "fails" } else { "succeeds, but the docs say it fails" },
+                    block.text,
+                    self.last_output
+                );
+            }
+            Mode::Output => assert_output(&at, &block.text, &self.last_output),
+            Mode::File(path) => {
+                let path = self.cwd.join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, &block.text).unwrap();
+            }
+            Mode::SameAs(path) => {
+                let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
+                assert!(file == block.text, "{at}: the block differs from {path}; copy the file into the docs");
+            }
+            Mode::PartOf(path) => {
+                let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
+                assert!(file.contains(&block.text), "{at}: the block is not a part of {path} as it stands");
+            }
+            Mode::Background => self.background(&at, &block.text),
+            Mode::Python => {
+                let script = self.dir.path().join(format!(".doc-test-{}.py", block.line));
+                std::fs::write(&script, self.with_port(&block.text)).unwrap();
+                let output = self.command(&python_sdk()).arg(&script).output().unwrap();
+                self.last_output =
+                    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+                assert!(output.status.success(), "{at}: the Python snippet fails as written:\n{}", self.last_output);
+            }
+            Mode::Json => {
+                if let Err(e) = serde_json::from_str::<serde_json::Value>(&block.text) {
+                    panic!("{at}: not valid JSON: {e}");
+                }
+            }
+            Mode::Skip(_) => {}
+        }
+    }
+
+    /// Starts `script` for the rest of the document and waits until its port answers.
+    fn background(&mut self, at: &str, script: &str) {
+        let mut child = self
+            .command("bash")
+            .arg("-c")
+            .arg(format!("exec {}", self.with_port(script.trim())))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut stderr = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+                panic!("{at}: the server ended ({status}) before listening:\n{stderr}");
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "{at}: nothing listens on port {}", self.port);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.background.push(child);
+    }
+}
+
+/// The interpreter of the virtualenv with the official MCP Python SDK (pinned by the script).
+fn python_sdk() -> String {
+    let setup = Command::new("bash").arg(repo_root().join("scripts/setup-python-client.sh")).output().unwrap();
+    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
+    String::from_utf8(setup.stdout).unwrap().trim().to_owned()
+}
+
+/// Whether each non-empty line of `expected` matches a line of `output`, in order; `...` in a
+/// line matches any text (the pieces between appear in the line in that order).
+pub fn matches_output(expected: &str, output: &str) -> bool {
+    let mut lines = output.lines();
+    expected.lines().map(str::trim).filter(|l| !l.is_empty()).all(|wanted| {
+        let pieces: Vec<&str> = wanted.split("...").collect();
+        lines.any(|line| {
+            let mut rest = line;
+            pieces.iter().all(|piece| match rest.find(piece) {
+                Some(at) => {
+                    rest = &rest[at + piece.len()..];
+                    true
+                }
+                None => false,
+            })
+        })
+    })
+}
+
+fn assert_output(at: &str, expected: &str, output: &str) {
+    assert!(
+        matches_output(expected, output),
+        "{at}: the output is not as the docs show:\n{expected}\n---- it is:\n{output}"
+    );
+}
+
+/// Runs every block of `path` in a fresh workspace; returns it for more checks.
+pub fn run_document(path: &str) -> Workspace {
+    let mut workspace = Workspace::new();
+    for block in blocks(&repo_root(), path) {
+        workspace.apply(&block);
+    }
+    workspace
+}
