@@ -129,3 +129,14 @@ impl WaitTimeout for std::process::Child {
         false
     }
 }
+
+#[test]
+fn check_names_a_missing_folder_as_a_path_not_a_plugin() {
+    let dir = temp_dir();
+    let missing = dir.path().join("plugins");
+    let output = mcpbox("check").arg(&missing).output().unwrap();
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    let row = table.lines().find(|l| l.contains("does not exist")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.starts_with("- "), "a missing folder is not a plugin called `plugins`: {row}");
+}

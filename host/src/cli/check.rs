@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use super::grants::Granted;
 use crate::config::{ServeArgs, Settings};
+use crate::runtime::catalog::is_plugin_file;
 use crate::runtime::engine::build_engine;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
@@ -65,7 +66,8 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
         .collect();
     for problem in problems {
         rows.push(Row {
-            plugin: plugin_name(&problem.path),
+            // A path that is no plugin file (a missing folder) names no plugin.
+            plugin: if is_plugin_file(&problem.path) { plugin_name(&problem.path) } else { "-".into() },
             file: problem.path.display().to_string(),
             tools: "-".into(),
             resources: "-".into(),

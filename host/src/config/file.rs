@@ -81,7 +81,7 @@ pub(crate) struct FilePlugin {
     /// Environment variables the plugin sees, with their values.
     pub(crate) env: Option<BTreeMap<String, String>>,
     /// Environment variables the plugin sees, with the values mcpbox itself was started with.
-    pub(crate) env_from_host: Option<Vec<String>>,
+    pub(crate) env_from_host: Option<Vec<Spanned<String>>>,
     /// Whether it sees the shared roots (`--root`, `[[roots]]`); default true.
     pub(crate) roots: Option<bool>,
     /// Directories of its own.

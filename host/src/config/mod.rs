@@ -11,6 +11,7 @@ mod args;
 mod file;
 mod http;
 mod plugin;
+mod problems;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ use toml::Spanned;
 pub use args::ServeArgs;
 use file::ConfigFile;
 pub use http::HttpOptions;
+use problems::Problems;
 
 use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
@@ -62,17 +64,21 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads the config file `args` names, if any, and merges it with `args`.
+    /// Reads the config file `args` names, if any, and merges it with `args`. A file that
+    /// does not parse is one error; otherwise every problem is reported at once.
     pub fn from_args(args: &ServeArgs) -> Result<Settings> {
         let file = ConfigFile::read(args.config.as_deref())?;
+        let mut problems = Problems::default();
         let plugin_paths = plugin_paths(&file, args);
-        let limits = call_limits(&file, args)?;
-        let plugin_configs = plugin::plugin_configs(&file)?;
-        let max_message_bytes = max_message_bytes(&file, args)?;
+        let limits = call_limits(&file, args, &mut problems);
+        let plugin_configs = plugin::plugin_configs(&file, &mut problems);
+        let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
+        let roots = roots(&file, args, &mut problems);
+        let http = problems.take(http_options(args, max_message_bytes)).flatten();
+        problems.finish()?;
         let (engine, copy_on_write_reason) = engine_options(&file, args, &plugin_paths, limits, &plugin_configs);
-        let http = http_options(args, max_message_bytes)?;
         Ok(Settings {
-            roots: roots(&file, args)?,
+            roots,
             limits,
             max_message_bytes,
             engine,
@@ -95,20 +101,14 @@ fn plugin_paths(file: &ConfigFile, args: &ServeArgs) -> Vec<PathBuf> {
 }
 
 /// `[[roots]]`, then `--root` and `--root-rw`; each must be an existing directory.
-fn roots(file: &ConfigFile, args: &ServeArgs) -> Result<Vec<AllowedDir>> {
-    let mut roots = Vec::new();
-    for root in &file.config.roots {
-        let dir = AllowedDir::new(&file.resolve(&root.path), root.name.clone(), root.writable)
-            .with_context(|| format!("{}: in [[roots]]", file.path.display()))?;
-        roots.push(dir);
-    }
-    for path in &args.roots {
-        roots.push(AllowedDir::new(path, None, false).context("in --root")?);
-    }
-    for path in &args.writable_roots {
-        roots.push(AllowedDir::new(path, None, true).context("in --root-rw")?);
-    }
-    Ok(roots)
+fn roots(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Vec<AllowedDir> {
+    let in_file = file.config.roots.iter().map(|root| {
+        AllowedDir::new(&file.resolve(&root.path), root.name.clone(), root.writable)
+            .with_context(|| format!("{}: in [[roots]]", file.path.display()))
+    });
+    let read_only = args.roots.iter().map(|path| AllowedDir::new(path, None, false).context("in --root"));
+    let writable = args.writable_roots.iter().map(|path| AllowedDir::new(path, None, true).context("in --root-rw"));
+    in_file.chain(read_only).chain(writable).filter_map(|root| problems.take(root)).collect()
 }
 
 /// A limit from a spanned config value, checked by `check`; the error names file, line and key.
@@ -130,33 +130,36 @@ fn flag_limit<T: Copy, L>(
     value.map(|v| check(v).map_err(|e| anyhow!("{flag} {e}"))).transpose()
 }
 
-/// `[limits]` with the flags over them.
-fn call_limits(file: &ConfigFile, args: &ServeArgs) -> Result<Limits> {
+/// `[limits]` with the flags over them; a bad value is a problem, and the default stands in.
+fn call_limits(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Limits {
     let section = &file.config.limits;
     let defaults = Limits::default();
-    let timeout = flag_limit(args.timeout, "--timeout", limits::timeout_from_secs)?.or(spanned_limit(
-        file,
-        &section.timeout_ms,
-        "[limits] timeout_ms",
-        limits::timeout_from_ms,
-    )?);
-    let memory = flag_limit(args.memory, "--memory", limits::memory_from_mib)?.or(spanned_limit(
-        file,
-        &section.memory_mib,
-        "[limits] memory_mib",
-        limits::memory_from_mib,
-    )?);
-    let output = flag_limit(args.max_output, "--max-output", limits::output_from_mib)?.or(spanned_limit(
-        file,
-        &section.max_output_mib,
-        "[limits] max_output_mib",
-        limits::output_from_mib,
-    )?);
-    Ok(Limits {
+    let timeout = pick(
+        problems,
+        flag_limit(args.timeout, "--timeout", limits::timeout_from_secs),
+        spanned_limit(file, &section.timeout_ms, "[limits] timeout_ms", limits::timeout_from_ms),
+    );
+    let memory = pick(
+        problems,
+        flag_limit(args.memory, "--memory", limits::memory_from_mib),
+        spanned_limit(file, &section.memory_mib, "[limits] memory_mib", limits::memory_from_mib),
+    );
+    let output = pick(
+        problems,
+        flag_limit(args.max_output, "--max-output", limits::output_from_mib),
+        spanned_limit(file, &section.max_output_mib, "[limits] max_output_mib", limits::output_from_mib),
+    );
+    Limits {
         timeout: timeout.unwrap_or(defaults.timeout),
         memory_bytes: memory.unwrap_or(defaults.memory_bytes),
         output_bytes: output.unwrap_or(defaults.output_bytes),
-    })
+    }
+}
+
+/// The flag's value over the file's; both are checked, so that both are reported.
+fn pick<T>(problems: &mut Problems, flag: Result<Option<T>>, key: Result<Option<T>>) -> Option<T> {
+    let (flag, key) = (problems.take(flag).flatten(), problems.take(key).flatten());
+    flag.or(key)
 }
 
 fn message_bytes(bytes: usize) -> Result<usize, LimitError> {

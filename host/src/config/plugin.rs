@@ -6,55 +6,62 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow};
 
 use super::file::{ConfigFile, FilePlugin, FilePluginDir};
+use super::problems::Problems;
 use super::spanned_limit;
 use crate::runtime::limits;
 use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
 use crate::runtime::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::runtime::roots::AllowedDir;
 
-/// Every `[plugin.NAME]` section of `file`.
-pub(crate) fn plugin_configs(file: &ConfigFile) -> Result<PluginConfigs> {
-    let mut configs = PluginConfigs::new();
-    for (name, section) in &file.config.plugin {
-        configs.insert(name.clone(), plugin_config(file, name, section)?);
-    }
-    Ok(configs)
+/// Every `[plugin.NAME]` section of `file` (in name order, so problems come in a stable
+/// order); each problem is kept in `problems`.
+pub(crate) fn plugin_configs(file: &ConfigFile, problems: &mut Problems) -> PluginConfigs {
+    let mut sections: Vec<_> = file.config.plugin.iter().collect();
+    sections.sort_by_key(|(name, _)| name.as_str());
+    sections.into_iter().map(|(name, section)| (name.clone(), plugin_config(file, name, section, problems))).collect()
 }
 
-fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin) -> Result<PluginConfig> {
+fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> PluginConfig {
     let key = |key: &str| format!("[plugin.{name}] {key}");
-    Ok(PluginConfig {
-        policy: policy(file, name, section)?,
+    let timeout = spanned_limit(file, &section.timeout_ms, &key("timeout_ms"), limits::timeout_from_ms);
+    let memory = spanned_limit(file, &section.memory_mib, &key("memory_mib"), limits::memory_from_mib);
+    let output = spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib);
+    PluginConfig {
+        policy: policy(file, name, section, problems),
         prefix: section.prefix.clone(),
         tools: section.tools.clone(),
         exclude_tools: section.exclude_tools.clone().unwrap_or_default(),
-        timeout: spanned_limit(file, &section.timeout_ms, &key("timeout_ms"), limits::timeout_from_ms)?,
-        memory_bytes: spanned_limit(file, &section.memory_mib, &key("memory_mib"), limits::memory_from_mib)?,
-        output_bytes: spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib)?,
+        timeout: problems.take(timeout).flatten(),
+        memory_bytes: problems.take(memory).flatten(),
+        output_bytes: problems.take(output).flatten(),
         max_concurrency: section.max_concurrency,
-    })
+    }
 }
 
 /// What the section grants: directories, network, environment, stubs.
-fn policy(file: &ConfigFile, name: &str, section: &FilePlugin) -> Result<Policy> {
-    Ok(Policy {
+fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> Policy {
+    Policy {
         shared_roots: section.roots.unwrap_or(true),
-        dirs: section.dirs.iter().map(|dir| plugin_dir(file, name, dir)).collect::<Result<_>>()?,
-        network: network(file, name, section)?,
-        env: env(name, section)?.into(),
+        dirs: section.dirs.iter().filter_map(|dir| problems.take(plugin_dir(file, name, dir))).collect(),
+        network: problems.take(network(file, name, section)).flatten(),
+        env: env(file, name, section, problems).into(),
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
-    })
+    }
 }
 
 /// `env` with its values, then `env_from_host` with mcpbox's own values (each must be set).
-fn env(name: &str, section: &FilePlugin) -> Result<Vec<(String, String)>> {
+fn env(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = section.env.clone().unwrap_or_default().into_iter().collect();
     for variable in section.env_from_host.iter().flatten() {
-        let value = std::env::var(variable)
-            .map_err(|_| anyhow!("[plugin.{name}] env_from_host names `{variable}`, which is not set for mcpbox"))?;
-        env.push((variable.clone(), value));
+        let value = std::env::var(variable.get_ref()).map_err(|_| {
+            let at = file.at(variable.span());
+            anyhow!("{at}: [plugin.{name}] env_from_host names `{}`, which is not set for mcpbox", variable.get_ref())
+        });
+        if let Some(value) = problems.take(value) {
+            env.push((variable.get_ref().clone(), value));
+        }
     }
-    Ok(env)
+    env
 }
 
 fn plugin_dir(file: &ConfigFile, name: &str, dir: &FilePluginDir) -> Result<PluginDir> {

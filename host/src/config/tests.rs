@@ -115,3 +115,23 @@ fn absurd_limits_in_the_file_name_file_line_and_key() {
         "{error}"
     );
 }
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let (_dir, path, args) = config_file(
+        "[[roots]]\npath = \"missing-root\"\n\n[limits]\ntimeout_ms = 0\n\n[plugin.fs]\n\
+         env_from_host = [\"MCPBOX_SURELY_UNSET\"]\n\n[[plugin.fs.dirs]]\npath = \"data\"\n",
+    );
+    let args = ServeArgs { memory: Some(99_999), ..args };
+    let error = error_of(&args);
+    assert!(error.starts_with("5 problems in the configuration:\n  "), "{error}");
+    for expected in [
+        "--memory must be at most 4096 MiB".to_owned(),
+        format!("{}:5:14: [limits] timeout_ms must be a positive number", path.display()),
+        "[plugin.fs] env_from_host names `MCPBOX_SURELY_UNSET`".to_owned(),
+        format!("{}:11:8: in [[plugin.fs.dirs]] path", path.display()),
+        format!("{}: in [[roots]]", path.display()),
+    ] {
+        assert!(error.contains(&expected), "missing `{expected}` in:\n{error}");
+    }
+}

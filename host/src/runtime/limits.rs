@@ -52,12 +52,12 @@ pub enum LimitError {
 /// A time limit of `seconds` (a fraction is fine).
 pub fn timeout_from_secs(seconds: f64) -> Result<Duration, LimitError> {
     if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(LimitError::NotPositive(seconds.to_string()));
+        return Err(LimitError::NotPositive(format!("{seconds:?}")));
     }
     if seconds > MAX_TIMEOUT.as_secs_f64() {
         return Err(LimitError::TooLarge {
             max: format!("{} seconds", MAX_TIMEOUT.as_secs()),
-            value: format!("{seconds} seconds"),
+            value: format!("{seconds:?} seconds"),
         });
     }
     Ok(Duration::from_secs_f64(seconds))

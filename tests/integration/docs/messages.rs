@@ -119,6 +119,32 @@ fn loading_messages() -> Vec<String> {
     ]
 }
 
+/// What mcpbox says when it cannot start as asked (and the one warning it starts with).
+fn startup_messages() -> Vec<String> {
+    let dir = temp_dir();
+    std::fs::create_dir_all(dir.path().join("plugins")).unwrap();
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    std::fs::write(
+        dir.path().join("mcpbox.toml"),
+        "[plugin.fs]\nenv_from_host = [\"TZ\"]\n[[plugin.fs.dirs]]\npath = \"missing\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str], cache: Option<&Path>| {
+        let mut command = mcpbox("serve");
+        command.args(args).current_dir(dir.path()).env_remove("TZ").stdin(std::process::Stdio::null());
+        if let Some(cache) = cache {
+            command.env("MCPBOX_CACHE_DIR", cache);
+        }
+        String::from_utf8_lossy(&command.output().unwrap().stderr).into_owned()
+    };
+    vec![
+        run(&["--timeout", "1e20"], None),
+        run(&["--config", "mcpbox.toml"], None),
+        run(&["--http", "plugins"], None),
+        run(&["plugins"], Some(&dir.path().join("a-file/cache"))),
+    ]
+}
+
 /// Sends `tools/call` without waiting for the answer; returns its id.
 fn start_call(server: &mut Server, name: &str, arguments: Value) -> i64 {
     let id = server.fresh_id();
@@ -203,7 +229,8 @@ fn network_messages() -> Vec<String> {
 fn every_message_the_troubleshooting_page_quotes_is_what_mcpbox_prints() {
     let doc = std::fs::read_to_string(repo_root().join("docs/troubleshooting.md")).unwrap();
     let produced: Vec<String> = std::thread::scope(|s| {
-        let scenarios = [loading_messages, concurrency_messages, call_messages, network_messages].map(|f| s.spawn(f));
+        let scenarios = [startup_messages, loading_messages, concurrency_messages, call_messages, network_messages]
+            .map(|f| s.spawn(f));
         scenarios.into_iter().flat_map(|scenario| scenario.join().unwrap()).collect()
     });
     let everything = produced.join("\n");
