@@ -42,6 +42,9 @@ pub struct Reloader {
     configs: PluginConfigs,
     limits: Limits,
     loaded: BTreeMap<PathBuf, (Stamp, Arc<Plugin>)>,
+    /// Files that failed to load, as they were then: retried only once they change, not on
+    /// every event (reading a file to compile it is an event of its own).
+    failed: BTreeMap<PathBuf, Stamp>,
     live: Arc<LiveCatalog>,
 }
 
@@ -61,7 +64,7 @@ impl Reloader {
             .filter_map(|plugin| Some((plugin.path.clone(), (stamp(&plugin.path)?, plugin.clone()))))
             .collect();
         let linkers = Linkers::new(&engine)?;
-        Ok(Reloader { engine, linkers, paths, configs, limits, loaded, live })
+        Ok(Reloader { engine, linkers, paths, configs, limits, loaded, failed: BTreeMap::new(), live })
     }
 
     /// Watches the plugin paths until the process ends. Directories are watched for their
@@ -102,6 +105,7 @@ impl Reloader {
             tracing::warn!("{:#}", problem.error);
         }
         let mut changed = false;
+        self.failed.retain(|path, _| files.contains(path));
         let gone: Vec<PathBuf> = self.loaded.keys().filter(|p| !files.contains(p)).cloned().collect();
         for path in gone {
             tracing::info!(path = %path.display(), "plugin removed");
@@ -113,7 +117,8 @@ impl Reloader {
             .filter_map(|path| {
                 let now = stamp(path)?;
                 let same = self.loaded.get(path).is_some_and(|(before, _)| *before == now);
-                (!same).then(|| (path.clone(), now))
+                let failed_as_is = self.failed.get(path) == Some(&now);
+                (!same && !failed_as_is).then(|| (path.clone(), now))
             })
             .collect();
         if !stale.is_empty() {
@@ -122,15 +127,20 @@ impl Reloader {
             for ((path, now), (_, result)) in stale.into_iter().zip(results) {
                 match result {
                     Ok(plugin) => {
+                        self.failed.remove(&path);
                         let verb = if self.loaded.contains_key(&path) { "reloaded" } else { "added" };
                         tracing::info!(plugin = %plugin.name, path = %path.display(), "plugin {verb}");
                         self.loaded.insert(path, (now, Arc::new(plugin)));
                         changed = true;
                     }
-                    Err(error) if self.loaded.contains_key(&path) => {
-                        tracing::warn!(path = %path.display(), "keeping the previous version: {error:#}");
+                    Err(error) => {
+                        if self.loaded.contains_key(&path) {
+                            tracing::warn!(path = %path.display(), "keeping the previous version: {error:#}");
+                        } else {
+                            tracing::warn!(path = %path.display(), "not loaded: {error:#}");
+                        }
+                        self.failed.insert(path, now);
                     }
-                    Err(error) => tracing::warn!(path = %path.display(), "not loaded: {error:#}"),
                 }
             }
         }
