@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::common::*;
 
-/// Files (compiled artifacts) in the compile cache `dir`.
+/// Compiled artifacts in the compile cache `dir`.
 fn cached_files(dir: &Path) -> usize {
     let mut count = 0;
     let mut stack = vec![dir.to_owned()];
@@ -18,8 +18,13 @@ fn cached_files(dir: &Path) -> usize {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
-                count += 1;
+            } else {
+                // Compiled artifacts only: wasmtime's cache worker writes `.stats` files and
+                // `wip-` files in the background, at its own pace.
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if !name.contains('.') && !name.starts_with("wip") {
+                    count += 1;
+                }
             }
         }
     }
