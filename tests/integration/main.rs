@@ -17,6 +17,7 @@ mod languages;
 mod limits;
 mod loading;
 mod network;
+mod ownership;
 mod plain;
 mod protocol;
 mod real_client;

@@ -88,7 +88,7 @@ pub(crate) async fn load(linkers: &Linkers, component: Component, path: &Path, l
         crate::runtime::requested::read_requested(path, &bytes).with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(at)?;
     let offered = if exports.any() {
-        describe(&name, &pre, &exports, limits).await.with_context(|| format!("cannot describe {}", at()))?
+        describe(&name, &pre, &exports, limits, &policy).await.with_context(|| format!("cannot describe {}", at()))?
     } else {
         plain_tools(&name, path, &pre, &bytes)?
     };
@@ -126,12 +126,20 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 }
 
 /// Asks a fresh instance for the plugin's tools, resource templates and prompts, under a short
-/// deadline.
-async fn describe(name: &Arc<str>, pre: &InstancePre<HostState>, exports: &Exports, limits: Limits) -> Result<Offered> {
+/// deadline. It sees the environment the operator configured for it (a plugin may describe
+/// itself by its configuration), and nothing else: no directories, no network.
+async fn describe(
+    name: &Arc<str>,
+    pre: &InstancePre<HostState>,
+    exports: &Exports,
+    limits: Limits,
+    policy: &Policy,
+) -> Result<Offered> {
+    let policy = Policy { env: policy.env.clone(), ..Policy::default() };
     let limits = Limits { timeout: limits.timeout.min(DESCRIBE_TIMEOUT), ..limits };
     let exports = exports.clone();
     let (Described { tools, templates, prompts }, _) =
-        run_call(name, pre, limits, &Policy::default(), CallScope::default(), move |store, instance| {
+        run_call(name, pre, limits, &policy, CallScope::default(), move |store, instance| {
             Describe.call(exports, store, instance)
         })
         .await?;

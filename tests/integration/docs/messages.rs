@@ -114,6 +114,10 @@ fn loading_messages() -> Vec<String> {
         ),
         check(&[("a.wasm", &echo), ("other/a.wasm", &echo)], Some("plugins = [\"a.wasm\", \"other/a.wasm\"]\n")),
         check(&[("x.wasm", &echo), ("y.wasm", &echo)], Some("plugins = [\".\"]\n[plugin.y]\nprefix = \"x.\"\n")),
+        check(
+            &[("fs.wasm", &plugin("fs")), ("squatter.wasm", &fixture("squatter"))],
+            Some("plugins = [\".\"]\n[plugin.squatter]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n"),
+        ),
         check(&[], Some("plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n")),
         check(&[], Some("[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n")),
     ]

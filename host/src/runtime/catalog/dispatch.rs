@@ -2,7 +2,9 @@
 //! targets) or by URI (resources), and naming the plugin in every error. Unknown names are a
 //! [`CallError`] (`UnknownTool`, ...) like any other failure, so "unknown" has one shape.
 
-use super::Catalog;
+use std::sync::Arc;
+
+use super::{Catalog, ownership};
 use crate::runtime::bindings::{completion, prompts, resources, tools, types};
 use crate::runtime::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
@@ -17,6 +19,24 @@ pub enum CompletionTarget {
 }
 
 impl Catalog {
+    /// `scope` for a call of the plugin at `index`: its announcements of changed resources
+    /// reach clients only for URIs the plugin owns (its templates', or listed by it alone).
+    fn scope_for(&self, index: usize, mut scope: CallScope) -> CallScope {
+        let Some(notify) = scope.resource_updated.take() else { return scope };
+        let (listed, templates) = (self.listed.clone(), self.own_templates[index].clone());
+        let plugin = self.plugins[index].name.clone();
+        scope.resource_updated = Some(Arc::new(move |uri: String| {
+            let owned =
+                templates.iter().any(|t| ownership::template_matches(t, &uri)) || listed.owner(&uri) == Some(index);
+            if owned {
+                notify(uri);
+            } else {
+                tracing::warn!(%plugin, %uri, "refused a resource update for a URI the plugin does not serve");
+            }
+        }));
+        scope
+    }
+
     /// Calls the tool served as `name`.
     pub async fn call_tool(
         &self,
@@ -26,6 +46,7 @@ impl Catalog {
     ) -> Result<tools::CallResult, CallError> {
         let entry = self.tool(name).ok_or_else(|| CallError::UnknownTool { name: name.to_owned() })?;
         let plugin = &self.plugins[entry.plugin];
+        let scope = self.scope_for(entry.plugin, scope);
         let local = entry.item.descriptor.name.clone();
         let result = match plugin.plain.iter().find(|(tool, _)| *tool == local) {
             Some((_, function)) => plugin.invoke(scope, CallPlain { function: function.clone(), arguments }).await,
@@ -41,11 +62,12 @@ impl Catalog {
 
     /// Every plugin's current resources, listed concurrently, in plugin order. A plugin that
     /// fails is logged and left out, so one bad plugin does not hide the others' resources;
-    /// only if every plugin fails is the first failure returned.
+    /// only if every plugin fails is the first failure returned. A URI another plugin's template
+    /// owns, or one two plugins list, is left out with a warning: a URI has one owner.
     pub async fn list_resources(&self, scope: &CallScope) -> Result<Vec<(usize, resources::Resource)>, CallError> {
         let listings =
             self.plugins.iter().enumerate().filter(|(_, p)| p.exports.resources.is_some()).map(|(index, plugin)| {
-                let scope = scope.clone();
+                let scope = self.scope_for(index, scope.clone());
                 async move { (index, plugin.invoke(scope, ListResources).await) }
             });
         let mut all = Vec::new();
@@ -55,7 +77,10 @@ impl Catalog {
             match listed {
                 Ok(resources) => {
                     answered = true;
-                    all.extend(resources.into_iter().map(|r| (index, r)));
+                    for resource in resources {
+                        self.note_listing(index, &resource.uri);
+                        all.push((index, resource));
+                    }
                 }
                 Err(error) => {
                     tracing::warn!("resources/list: {error}");
@@ -63,39 +88,58 @@ impl Catalog {
                 }
             }
         }
+        // The one choke point: a listed URI stays only with its owner.
+        all.retain(|(index, resource)| self.owns(*index, &resource.uri));
         match first_error {
             Some(error) if !answered => Err(error),
             _ => Ok(all),
         }
     }
 
-    /// Reads a resource: plugins with a template that could match `uri` are asked first, then
-    /// the other resource plugins; the first that knows the URI answers. A plugin that fails
-    /// does not stop the search; its error is returned if no plugin knows the URI.
+    /// Records that the plugin at `index` listed `uri`, unless a template owns it.
+    fn note_listing(&self, index: usize, uri: &str) {
+        if !self.templates.iter().any(|t| ownership::template_matches(&t.item.uri_template, uri)) {
+            self.listed.record(index, uri);
+        }
+    }
+
+    /// Whether the plugin at `index` owns `uri`; if not, says why in the log.
+    fn owns(&self, index: usize, uri: &str) -> bool {
+        let owner = self.owner_of(uri);
+        if owner != Some(index) {
+            let plugin = &self.plugins[index].name;
+            match owner {
+                Some(owner) => {
+                    let owner = &self.plugins[owner].name;
+                    tracing::warn!(%plugin, %uri, %owner, "left out a listed resource another plugin owns");
+                }
+                None => tracing::warn!(%plugin, %uri, "left out a resource more than one plugin lists"),
+            }
+        }
+        owner == Some(index)
+    }
+
+    /// Reads a resource from the plugin that owns its URI: the one whose template matches it,
+    /// or the one that lists it (the plugins are listed first if the catalog has not seen the
+    /// URI yet). No other plugin is asked, so none can answer for another's resources.
     pub async fn read_resource(&self, uri: &str, scope: &CallScope) -> Result<Vec<types::ResourceContents>, CallError> {
-        let mut candidates: Vec<usize> =
-            self.templates.iter().filter(|t| template_may_match(&t.item.uri_template, uri)).map(|t| t.plugin).collect();
-        candidates.dedup();
-        for (index, plugin) in self.plugins.iter().enumerate() {
-            if plugin.exports.resources.is_some() && !candidates.contains(&index) {
-                candidates.push(index);
+        let owner = match self.owner_of(uri) {
+            Some(owner) => Some(owner),
+            None => {
+                self.list_resources(scope).await?;
+                self.owner_of(uri)
+            }
+        };
+        let Some(index) = owner else { return Err(CallError::UnknownResource { uri: uri.to_owned() }) };
+        let plugin = &self.plugins[index];
+        let scope = self.scope_for(index, scope.clone());
+        match plugin.invoke(scope, ReadResource { uri: uri.to_owned() }).await? {
+            Ok(contents) => Ok(contents),
+            Err(resources::ResourceError::NotFound(_)) => Err(CallError::UnknownResource { uri: uri.to_owned() }),
+            Err(resources::ResourceError::Failed(message)) => {
+                Err(CallError::Failed { plugin: plugin.name.clone(), message })
             }
         }
-        let mut first_error = None;
-        for index in candidates {
-            let plugin = &self.plugins[index];
-            match plugin.invoke(scope.clone(), ReadResource { uri: uri.to_owned() }).await {
-                Ok(Ok(contents)) => return Ok(contents),
-                Ok(Err(resources::ResourceError::NotFound(_))) => continue,
-                Ok(Err(resources::ResourceError::Failed(message))) => {
-                    first_error.get_or_insert(CallError::Failed { plugin: plugin.name.clone(), message });
-                }
-                Err(error) => {
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        Err(first_error.unwrap_or_else(|| CallError::UnknownResource { uri: uri.to_owned() }))
     }
 
     /// Gets the prompt served as `name`.
@@ -107,6 +151,7 @@ impl Catalog {
     ) -> Result<prompts::PromptResult, CallError> {
         let entry = self.prompt(name).ok_or_else(|| CallError::UnknownPrompt { name: name.to_owned() })?;
         let plugin = &self.plugins[entry.plugin];
+        let scope = self.scope_for(entry.plugin, scope);
         let result = plugin.invoke(scope, GetPrompt { name: entry.item.name.clone(), arguments }).await?;
         let plugin = plugin.name.clone();
         result.map_err(|e| match e {
@@ -141,6 +186,7 @@ impl Catalog {
             }
         };
         let plugin = &self.plugins[plugin_index];
+        let scope = self.scope_for(plugin_index, scope);
         if plugin.exports.completion.is_none() {
             return Ok(completion::CompletionResult { values: Vec::new(), total: Some(0), has_more: false });
         }
@@ -153,10 +199,4 @@ impl Catalog {
         let result = plugin.invoke(scope, Complete(request)).await?;
         result.map_err(|message| CallError::Failed { plugin: plugin.name.clone(), message })
     }
-}
-
-/// A cheap pre-filter: the URI starts with the template's text before its first expression.
-fn template_may_match(template: &str, uri: &str) -> bool {
-    let literal = template.split('{').next().unwrap_or(template);
-    uri.starts_with(literal)
 }

@@ -4,11 +4,13 @@
 //!
 //! - [`discover`](discover()): which files are plugins;
 //! - `loader`: compiling and loading them in parallel under their configs;
-//! - `dispatch`: the calls (`call_tool`, `read_resource`, ...), routed by name or URI.
+//! - `dispatch`: the calls (`call_tool`, `read_resource`, ...), routed by name or URI;
+//! - `ownership`: which plugin owns a resource URI (reads and update announcements).
 
 mod discover;
 mod dispatch;
 mod loader;
+mod ownership;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -51,6 +53,11 @@ pub struct Catalog {
     tools: Vec<Entry<ToolInfo>>,
     prompts: Vec<Entry<prompts::Prompt>>,
     templates: Vec<Entry<resources::ResourceTemplate>>,
+    /// URIs the plugins listed, and by whom (see `ownership`); shared with calls, which check
+    /// the URIs their guest announces.
+    listed: Arc<ownership::Listed>,
+    /// Each plugin's own URI templates, by plugin index, for the same check.
+    own_templates: Vec<Arc<[String]>>,
 }
 
 impl Catalog {
@@ -96,6 +103,7 @@ impl Catalog {
         self.check_unique("tool", &plugin, &self.tools, &tools)?;
         self.check_unique("prompt", &plugin, &self.prompts, &prompts)?;
         self.check_unique("resource template", &plugin, &self.templates, &templates)?;
+        self.check_templates_apart(&plugin, &templates)?;
         tracing::info!(
             plugin = %plugin.name,
             path = %plugin.path.display(),
@@ -108,6 +116,7 @@ impl Catalog {
         self.tools.extend(tools);
         self.prompts.extend(prompts);
         self.templates.extend(templates);
+        self.own_templates.push(plugin.templates.iter().map(|t| t.uri_template.clone()).collect());
         self.plugins.push(plugin);
         Ok(())
     }
@@ -128,6 +137,34 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+
+    /// Refuses templates that could match a URI another plugin's template matches: a URI has
+    /// one owner, whatever the order the files load in.
+    fn check_templates_apart(&self, plugin: &Plugin, new: &[Entry<resources::ResourceTemplate>]) -> Result<()> {
+        for entry in new {
+            let template = &entry.item.uri_template;
+            let taken = self.templates.iter().find(|e| ownership::templates_overlap(&e.item.uri_template, template));
+            if let Some(other) = taken {
+                let owner = &self.plugins[other.plugin];
+                return Err(anyhow!(
+                    "resource template `{template}` of plugin `{}` ({}) can match the same URIs as `{}` of plugin `{}` \
+                     ({}): a URI has one owner; change one of the templates, or serve one of the plugins",
+                    plugin.name,
+                    plugin.path.display(),
+                    other.item.uri_template,
+                    owner.name,
+                    owner.path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The plugin that owns `uri`: its template matches, or (failing that) it alone listed it.
+    fn owner_of(&self, uri: &str) -> Option<usize> {
+        let by_template = self.templates.iter().find(|t| ownership::template_matches(&t.item.uri_template, uri));
+        by_template.map(|t| t.plugin).or_else(|| self.listed.owner(uri))
     }
 
     /// Whether some plugin has directories the operator wants narrowed to the client's roots.
