@@ -9,6 +9,7 @@
 
 mod cli;
 mod common;
+mod descriptors;
 mod docs;
 mod framing;
 mod hostile;

@@ -1,8 +1,6 @@
 //! Host bindings generated from `wit/` (the `mcpbox:plugin` package), the same source the SDK
 //! uses. Exports are called asynchronously so guests run on tokio's threads under epochs.
 
-#![expect(missing_docs, reason = "generated from wit/plugin.wit, which documents every item")]
-
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "plugin",

@@ -92,6 +92,7 @@ pub(crate) async fn load(linkers: &Linkers, component: Component, path: &Path, l
     } else {
         plain_tools(&name, path, &pre, &bytes)?
     };
+    crate::runtime::descriptors::check(&offered.tools, &offered.templates, &offered.prompts).with_context(at)?;
     let tools =
         offered.tools.into_iter().map(|tool| check_tool(&prefix, tool)).collect::<Result<Vec<_>>>().with_context(at)?;
     for prompt in &offered.prompts {

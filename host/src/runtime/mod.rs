@@ -3,7 +3,8 @@
 //!
 //! - [`engine`]: the one wasmtime engine, every knob with its reason;
 //! - [`catalog`]: plugin files found, loaded, merged into one set of names, and calls routed;
-//! - `load`, `linker`, `plain`: loading one plugin (imports checked against its policy);
+//! - `load`, `linker`, `plain`, `descriptors`: loading one plugin (imports checked against its
+//!   policy, what it describes bounded and checked);
 //! - [`plugin`] and `invoke`: a loaded plugin, and the one generic way into its exports;
 //! - [`sandbox`]: one call in a fresh store (grants, limits, the host imports, errors);
 //! - [`policy`], `address`, `requested`, [`roots`]: what a plugin may touch;
@@ -12,31 +13,32 @@
 //! - [`live`] and [`reload`]: the catalog being served, swapped on hot reload.
 
 mod address;
-pub mod bindings;
-pub mod catalog;
+pub(crate) mod bindings;
+pub(crate) mod catalog;
+mod descriptors;
 pub mod engine;
 mod guest_io;
 mod invoke;
-pub mod limits;
+pub(crate) mod limits;
 mod linker;
-pub mod live;
+pub(crate) mod live;
 mod load;
 mod network;
 mod output_size;
 mod plain;
-pub mod plugin;
-pub mod plugin_config;
-pub mod policy;
-pub mod reload;
-pub mod requested;
-pub mod roots;
-pub mod sandbox;
+pub(crate) mod plugin;
+pub(crate) mod plugin_config;
+pub(crate) mod policy;
+pub(crate) mod reload;
+pub(crate) mod requested;
+pub(crate) mod roots;
+pub(crate) mod sandbox;
 
-pub use catalog::{Catalog, CompletionTarget, LoadProblem};
+pub use catalog::Catalog;
+pub(crate) use catalog::{CompletionTarget, LoadProblem};
 pub use limits::Limits;
 pub(crate) use linker::interface_names;
-pub use live::{Change, LiveCatalog};
-pub use load::{compile, plugin_name};
-pub use plugin::Plugin;
-pub use plugin_config::{PluginConfig, PluginConfigs};
+pub(crate) use live::{Change, LiveCatalog};
+pub(crate) use load::{compile, plugin_name};
+pub(crate) use plugin_config::PluginConfig;
 pub use sandbox::{CallError, CallScope};

@@ -109,6 +109,14 @@ fn loading_messages() -> Vec<String> {
         check(&[("x.wasm", &echo)], Some("plugins = [\"x.wasm\"]\n[plugin.x]\nprefix = \"my tools.\"\n")),
         check(&[("x.wasm", &fixture("bad_schema"))], None),
         check(
+            &[("x.wasm", &fixture("bad_schema"))],
+            Some("plugins = [\"x.wasm\"]\n[plugin.x]\nenv = { BAD = \"control-title\" }\n"),
+        ),
+        check(
+            &[("x.wasm", &fixture("bad_schema"))],
+            Some("plugins = [\"x.wasm\"]\n[plugin.x]\nenv = { BAD = \"long-description\" }\n"),
+        ),
+        check(
             &[("fs.wasm", &plugin("fs"))],
             Some("plugins = [\"fs.wasm\"]\n[plugin.fs]\nexclude_tools = [\"wirte_file\"]\n"),
         ),
