@@ -45,6 +45,8 @@ impl Session {
             events: None,
             client: Some(client),
             resource_updated: Some(self.resource_updated.clone()),
+            // The catalog names the called plugin's URIs.
+            owned_uris: None,
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());

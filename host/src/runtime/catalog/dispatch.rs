@@ -2,9 +2,7 @@
 //! targets) or by URI (resources), and naming the plugin in every error. Unknown names are a
 //! [`CallError`] (`UnknownTool`, ...) like any other failure, so "unknown" has one shape.
 
-use std::sync::Arc;
-
-use super::{Catalog, ownership};
+use super::{Catalog, OwnedUris};
 use crate::runtime::bindings::{completion, prompts, resources, tools, types};
 use crate::runtime::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
@@ -19,21 +17,9 @@ pub enum CompletionTarget {
 }
 
 impl Catalog {
-    /// `scope` for a call of the plugin at `index`: its announcements of changed resources
-    /// reach clients only for URIs the plugin owns (its templates', or listed by it alone).
+    /// `scope` for a call of the plugin at `index`: it may announce updates of the URIs it owns.
     fn scope_for(&self, index: usize, mut scope: CallScope) -> CallScope {
-        let Some(notify) = scope.resource_updated.take() else { return scope };
-        let (listed, templates) = (self.listed.clone(), self.own_templates[index].clone());
-        let plugin = self.plugins[index].name.clone();
-        scope.resource_updated = Some(Arc::new(move |uri: String| {
-            let owned =
-                templates.iter().any(|t| ownership::template_matches(t, &uri)) || listed.owner(&uri) == Some(index);
-            if owned {
-                notify(uri);
-            } else {
-                tracing::warn!(%plugin, %uri, "refused a resource update for a URI the plugin does not serve");
-            }
-        }));
+        scope.owned_uris = Some(OwnedUris::new(self.owners.clone(), index));
         scope
     }
 
@@ -78,7 +64,7 @@ impl Catalog {
                 Ok(resources) => {
                     answered = true;
                     for resource in resources {
-                        self.note_listing(index, &resource.uri);
+                        self.owners.note_listing(index, &resource.uri);
                         all.push((index, resource));
                     }
                 }
@@ -96,16 +82,9 @@ impl Catalog {
         }
     }
 
-    /// Records that the plugin at `index` listed `uri`, unless a template owns it.
-    fn note_listing(&self, index: usize, uri: &str) {
-        if !self.templates.iter().any(|t| ownership::template_matches(&t.item.uri_template, uri)) {
-            self.listed.record(index, uri);
-        }
-    }
-
     /// Whether the plugin at `index` owns `uri`; if not, says why in the log.
     fn owns(&self, index: usize, uri: &str) -> bool {
-        let owner = self.owner_of(uri);
+        let owner = self.owners.owner_of(uri);
         if owner != Some(index) {
             let plugin = &self.plugins[index].name;
             match owner {
@@ -123,11 +102,11 @@ impl Catalog {
     /// or the one that lists it (the plugins are listed first if the catalog has not seen the
     /// URI yet). No other plugin is asked, so none can answer for another's resources.
     pub async fn read_resource(&self, uri: &str, scope: &CallScope) -> Result<Vec<types::ResourceContents>, CallError> {
-        let owner = match self.owner_of(uri) {
+        let owner = match self.owners.owner_of(uri) {
             Some(owner) => Some(owner),
             None => {
                 self.list_resources(scope).await?;
-                self.owner_of(uri)
+                self.owners.owner_of(uri)
             }
         };
         let Some(index) = owner else { return Err(CallError::UnknownResource { uri: uri.to_owned() }) };

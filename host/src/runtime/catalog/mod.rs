@@ -22,6 +22,7 @@ pub use discover::discover;
 pub(crate) use discover::is_plugin_file;
 pub use dispatch::CompletionTarget;
 pub(crate) use loader::{load_files, load_one};
+pub use ownership::OwnedUris;
 
 use crate::runtime::bindings::{prompts, resources};
 use crate::runtime::plugin::{Plugin, ToolInfo};
@@ -53,11 +54,9 @@ pub struct Catalog {
     tools: Vec<Entry<ToolInfo>>,
     prompts: Vec<Entry<prompts::Prompt>>,
     templates: Vec<Entry<resources::ResourceTemplate>>,
-    /// URIs the plugins listed, and by whom (see `ownership`); shared with calls, which check
-    /// the URIs their guest announces.
-    listed: Arc<ownership::Listed>,
-    /// Each plugin's own URI templates, by plugin index, for the same check.
-    own_templates: Vec<Arc<[String]>>,
+    /// Who owns which resource URI (see `ownership`); shared with calls, which check the URIs
+    /// their guest announces.
+    owners: Arc<ownership::Owners>,
 }
 
 impl Catalog {
@@ -75,6 +74,8 @@ impl Catalog {
         catalog.tools.sort_by(|a, b| a.name.cmp(&b.name));
         catalog.prompts.sort_by(|a, b| a.name.cmp(&b.name));
         catalog.templates.sort_by(|a, b| a.name.cmp(&b.name));
+        let templates = catalog.templates.iter().map(|t| (t.item.uri_template.clone(), t.plugin)).collect();
+        catalog.owners = Arc::new(ownership::Owners::new(templates));
         (catalog, problems)
     }
 
@@ -116,7 +117,6 @@ impl Catalog {
         self.tools.extend(tools);
         self.prompts.extend(prompts);
         self.templates.extend(templates);
-        self.own_templates.push(plugin.templates.iter().map(|t| t.uri_template.clone()).collect());
         self.plugins.push(plugin);
         Ok(())
     }
@@ -159,12 +159,6 @@ impl Catalog {
             }
         }
         Ok(())
-    }
-
-    /// The plugin that owns `uri`: its template matches, or (failing that) it alone listed it.
-    fn owner_of(&self, uri: &str) -> Option<usize> {
-        let by_template = self.templates.iter().find(|t| ownership::template_matches(&t.item.uri_template, uri));
-        by_template.map(|t| t.plugin).or_else(|| self.listed.owner(uri))
     }
 
     /// Whether some plugin has directories the operator wants narrowed to the client's roots.

@@ -8,7 +8,7 @@
 //! reported whenever two templates could match one URI (possibly more often, never less).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The literal text of `template` before its first expression, and after its last; `None`
 /// for a template without expressions (it matches itself only).
@@ -92,6 +92,56 @@ impl Listed {
             Some(Lister::One(plugin)) => Some(*plugin),
             _ => None,
         }
+    }
+}
+
+/// Who owns which URI in one catalog: its templates (by plugin index) and what was listed.
+#[derive(Debug, Default)]
+pub(crate) struct Owners {
+    templates: Vec<(String, usize)>,
+    listed: Listed,
+}
+
+impl Owners {
+    /// Owners by `templates`, as (URI template, plugin index); no two may overlap (the catalog
+    /// refuses such plugins at load).
+    pub(crate) fn new(templates: Vec<(String, usize)>) -> Owners {
+        Owners { templates, listed: Listed::default() }
+    }
+
+    fn by_template(&self, uri: &str) -> Option<usize> {
+        self.templates.iter().find(|(template, _)| template_matches(template, uri)).map(|(_, plugin)| *plugin)
+    }
+
+    /// The plugin that owns `uri`: its template matches, or (failing that) it alone listed it.
+    pub(crate) fn owner_of(&self, uri: &str) -> Option<usize> {
+        self.by_template(uri).or_else(|| self.listed.owner(uri))
+    }
+
+    /// Records that `plugin` listed `uri`, unless a template owns it.
+    pub(crate) fn note_listing(&self, plugin: usize, uri: &str) {
+        if self.by_template(uri).is_none() {
+            self.listed.record(plugin, uri);
+        }
+    }
+}
+
+/// The URIs one plugin may announce as updated: those it owns. Cloned into each of its calls'
+/// scopes (a reference count, nothing computed per call).
+#[derive(Debug, Clone)]
+pub struct OwnedUris {
+    owners: Arc<Owners>,
+    plugin: usize,
+}
+
+impl OwnedUris {
+    pub(crate) fn new(owners: Arc<Owners>, plugin: usize) -> OwnedUris {
+        OwnedUris { owners, plugin }
+    }
+
+    /// Whether the plugin owns `uri`.
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.owners.owner_of(uri) == Some(self.plugin)
     }
 }
 

@@ -61,9 +61,16 @@ impl host::Host for HostState {
     }
 
     fn resource_updated(&mut self, uri: String) {
-        if self.admit(EVENT_OVERHEAD + uri.len())
-            && let Some(notify) = &self.scope.resource_updated
+        if !self.admit(EVENT_OVERHEAD + uri.len()) {
+            return;
+        }
+        if let Some(owned) = &self.scope.owned_uris
+            && !owned.contains(&uri)
         {
+            tracing::warn!(plugin = %self.plugin, %uri, "refused a resource update for a URI the plugin does not serve");
+            return;
+        }
+        if let Some(notify) = &self.scope.resource_updated {
             notify(uri);
         }
     }

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::bindings::types;
+use crate::runtime::catalog::OwnedUris;
 use crate::runtime::roots::Grant;
 
 /// A boxed, sendable future.
@@ -88,4 +89,7 @@ pub struct CallScope {
     pub client: Option<Arc<dyn ClientRequests>>,
     /// Told when the guest reports that one of its resources changed (`resource-updated`).
     pub resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// The URIs the called plugin owns (set by the catalog): an announcement for any other URI
+    /// is dropped.
+    pub owned_uris: Option<OwnedUris>,
 }
