@@ -166,7 +166,10 @@ fn message_bytes(bytes: usize) -> Result<usize, LimitError> {
     if MESSAGE_BYTES_RANGE.contains(&bytes) {
         Ok(bytes)
     } else if bytes < *MESSAGE_BYTES_RANGE.start() {
-        Err(LimitError::NotPositive(format!("{bytes} bytes (at least {} are needed)", MESSAGE_BYTES_RANGE.start())))
+        Err(LimitError::TooSmall {
+            min: format!("{} bytes", MESSAGE_BYTES_RANGE.start()),
+            value: format!("{bytes} bytes"),
+        })
     } else {
         Err(LimitError::TooLarge {
             max: format!("{} bytes", MESSAGE_BYTES_RANGE.end()),

@@ -95,7 +95,10 @@ fn absurd_limits_name_the_flag() {
         (ServeArgs { timeout: Some(1e19), ..Default::default() }, "--timeout must be at most 86400 seconds"),
         (ServeArgs { timeout: Some(f64::NAN), ..Default::default() }, "--timeout must be a positive number"),
         (ServeArgs { memory: Some(u64::MAX), ..Default::default() }, "--memory must be at most 4096 MiB"),
-        (ServeArgs { max_message_bytes: Some(0), ..Default::default() }, "--max-message-bytes must be a positive"),
+        (
+            ServeArgs { max_message_bytes: Some(500), ..Default::default() },
+            "--max-message-bytes must be at least 1024 bytes, not 500 bytes",
+        ),
     ];
     for (args, expected) in cases {
         let error = error_of(&args);

@@ -39,6 +39,14 @@ pub enum LimitError {
     /// Zero, negative or not a number.
     #[error("must be a positive number, not {0}")]
     NotPositive(String),
+    /// Under the limit's minimum.
+    #[error("must be at least {min}, not {value}")]
+    TooSmall {
+        /// The minimum, with its unit.
+        min: String,
+        /// The value given, with its unit.
+        value: String,
+    },
     /// Over the limit's maximum.
     #[error("must be at most {max}, not {value}")]
     TooLarge {
