@@ -4,7 +4,7 @@
 //!
 //! A block's marker is an HTML comment on the line before its fence (`docs/README.md` lists the
 //! modes for contributors): `<!-- doc-test: run -->`, `run, fails`, `output`, `file PATH`,
-//! `same-as PATH`, `part-of PATH`, `background`, `python`, `json`, `skip REASON`. The language
+//! `same-as PATH`, `background`, `python`, `json`, `skip REASON`. The language
 //! guides are run by `languages.rs`, which then calls the plugins they build.
 
 mod blocks;

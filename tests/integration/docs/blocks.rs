@@ -16,8 +16,6 @@ pub enum Mode {
     File(String),
     /// `same-as PATH`: equal to the repository's file PATH.
     SameAs(String),
-    /// `part-of PATH`: its lines stand together, in order, in the repository's file PATH.
-    PartOf(String),
     /// `background`: a shell block started for the rest of the document (a server).
     Background,
     /// `python`: run with the official MCP Python SDK's interpreter.
@@ -61,7 +59,6 @@ fn parse_mode(marker: &str) -> Result<Mode, String> {
         "output" => Mode::Output,
         "file" => Mode::File(argument("a path")?),
         "same-as" => Mode::SameAs(argument("a path")?),
-        "part-of" => Mode::PartOf(argument("a path")?),
         "background" => Mode::Background,
         "python" => Mode::Python,
         "json" => Mode::Json,

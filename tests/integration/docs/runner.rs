@@ -134,10 +134,6 @@ impl Workspace {
                 let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
                 assert!(file == block.text, "{at}: the block differs from {path}; copy the file into the docs");
             }
-            Mode::PartOf(path) => {
-                let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
-                assert!(file.contains(&block.text), "{at}: the block is not a part of {path} as it stands");
-            }
             Mode::Background => self.background(&at, &block.text),
             Mode::Python => {
                 let script = self.dir.path().join(format!(".doc-test-{}.py", block.line));
