@@ -49,6 +49,7 @@
 
 #![warn(missing_docs)]
 
+mod arguments;
 mod macros;
 mod plugin;
 mod typed;

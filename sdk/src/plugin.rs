@@ -221,7 +221,7 @@ impl Tool {
         };
         let handler = move |arguments: &str| {
             let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
-            let args: A = parse_arguments(arguments)?;
+            let args: A = crate::arguments::from_json(arguments).map_err(Error::invalid_arguments)?;
             f(args)?.into_call_result()
         };
         Tool {
@@ -587,27 +587,4 @@ pub mod __rt {
         values.truncate(100);
         Ok(completion::CompletionResult { has_more: total > values.len(), total: Some(total as u32), values })
     }
-}
-
-/// The arguments as `A`, or an error a model can act on: the path of the offending field and
-/// what is wrong with it (`` `style`: unknown variant `loud`, expected `plain` or `excited` ``),
-/// never the parser's line and column.
-fn parse_arguments<A: DeserializeOwned>(arguments: &str) -> Result<A, Error> {
-    let mut deserializer = serde_json::Deserializer::from_str(arguments);
-    let parsed = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let problem = without_position(e.inner());
-        let message =
-            if path == "." { format!("invalid arguments: {problem}") } else { format!("`{path}`: {problem}") };
-        Error::invalid_arguments(message)
-    })?;
-    deserializer.end().map_err(|e| Error::invalid_arguments(format!("invalid arguments: {}", without_position(&e))))?;
-    Ok(parsed)
-}
-
-/// serde_json's message without the " at line L column C" it appends.
-fn without_position(error: &serde_json::Error) -> String {
-    let message = error.to_string();
-    let suffix = format!(" at line {} column {}", error.line(), error.column());
-    message.strip_suffix(&suffix).map(str::to_owned).unwrap_or(message)
 }

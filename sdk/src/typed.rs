@@ -56,8 +56,8 @@ impl Prompt {
         let get = move |args: &PromptArgs| {
             let object: serde_json::Map<String, serde_json::Value> =
                 args.0.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
-            let args: A = serde_json::from_value(serde_json::Value::Object(object))
-                .map_err(|e| Error::invalid_arguments(e.to_string()))?;
+            let args: A =
+                crate::arguments::from_value(serde_json::Value::Object(object)).map_err(Error::invalid_arguments)?;
             Ok(f(args)?.into_prompt_result())
         };
         TypedPrompt { prompt, get: Box::new(get) }
@@ -142,7 +142,7 @@ impl TypedResource {
         let read = move |uri: &str, vars: &TemplateVars| {
             let object: serde_json::Map<String, serde_json::Value> =
                 vars.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
-            let vars: V = serde_json::from_value(serde_json::Value::Object(object))
+            let vars: V = crate::arguments::from_value(serde_json::Value::Object(object))
                 .map_err(|e| Error::not_found(format!("no resource at {uri}: {e}")))?;
             Ok(f(vars)?.into_contents(uri, Some(&mime)))
         };
@@ -230,6 +230,6 @@ mod tests {
         // Variables are strings: a numeric field does not match, and the read says why.
         let numbered = TypedResource::template("n://{id}", "n", "notes", "text/plain", |_: Numbered| Ok(String::new()));
         let error = read(numbered).unwrap_err();
-        assert!(error.message().starts_with("no resource at n://7: invalid type: string"), "{error:?}");
+        assert!(error.message().starts_with("no resource at n://7: `id`: invalid type: string"), "{error:?}");
     }
 }
