@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcpbox::runtime::Catalog;
-use mcpbox::runtime::engine::{EngineOptions, build_engine};
+use mcpbox::runtime::compile::{CompileBounds, Compiler};
+use mcpbox::runtime::engine::EngineOptions;
 use mcpbox::runtime::{CallScope, Limits};
 use serde_json::{Value, json};
 
@@ -52,16 +53,16 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let in_process = |pooling: bool| {
         runtime.block_on(async {
-            let engine = build_engine(&EngineOptions {
+            let options = EngineOptions {
                 cache_dir: Some(cache.clone()),
                 pooling,
                 max_memory_bytes: Limits::default().memory_bytes,
                 copy_on_write: false,
-            })
-            .unwrap();
+            };
+            let compiler = Compiler::in_process(&options, CompileBounds::default()).unwrap();
             let started = Instant::now();
             let (catalog, problems) =
-                Catalog::load(&engine, std::slice::from_ref(&chaos), &Default::default(), Limits::default()).await;
+                Catalog::load(&compiler, std::slice::from_ref(&chaos), &Default::default(), Limits::default()).await;
             let compile = started.elapsed();
             assert!(problems.is_empty(), "{problems:?}");
             let mut native = Vec::with_capacity(calls);

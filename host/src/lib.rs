@@ -14,4 +14,6 @@ pub(crate) mod mcp;
 pub mod runtime;
 
 #[cfg(test)]
+mod fuzzing;
+#[cfg(test)]
 mod layering;

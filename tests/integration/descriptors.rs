@@ -1,5 +1,9 @@
 //! What a plugin describes is bounded and checked like its names: each way the `bad-schema`
-//! fixture breaks the rules is refused at load, naming the plugin, the item and the limit.
+//! fixture breaks the rules is refused at load, naming the plugin, the item and the limit. And
+//! what a tool returns keeps to what it described: the `liar` fixture's structured content
+//! breaking its output schema is a call error, never passed on to the client.
+
+use serde_json::json;
 
 use crate::common::*;
 
@@ -30,4 +34,52 @@ fn descriptors_over_a_limit_or_with_control_characters_are_refused_at_load() {
         let (head, tail) = expected.split_once("(...)").unwrap();
         assert!(line.contains(head) && line.contains(tail), "{mode}: {line}");
     }
+}
+
+/// `liar` with the bystander, at `version`.
+fn liar(version: &str) -> Server {
+    let mut server = Server::start(&[fixture("liar"), plugin("conformance")]);
+    server.initialize(version, json!({}));
+    server
+}
+
+#[test]
+fn structured_content_must_match_the_output_schema() {
+    let mut server = liar("2025-06-18");
+    let fine = call_tool(&mut server, "liar.count", json!({ "kind": "fine" }));
+    assert_eq!(fine["structuredContent"], json!({ "count": 3 }), "{fine}");
+    for (kind, problem) in [
+        ("wrong", "does not match its output schema at `/count`"),
+        ("none", "declares an output schema but returned no structured content"),
+        ("garbage", "returned structured content that is not JSON"),
+        ("array", "does not match its output schema"),
+    ] {
+        let result = call_tool(&mut server, "liar.count", json!({ "kind": kind }));
+        assert_eq!(result["isError"], true, "{kind}: {result}");
+        let message = text(&result);
+        assert!(
+            message.starts_with("plugin `liar` returned invalid structured content: tool `count` ")
+                && message.contains(problem),
+            "{kind}: {message}"
+        );
+        assert!(result.get("structuredContent").is_none(), "{kind}: {result}");
+    }
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn a_legacy_client_gets_non_object_structured_content_as_text() {
+    // 2026-07-28 allows any JSON value as structured content; up to 2025-11-25 it is an object.
+    let mut legacy = liar("2025-11-25");
+    let result = call_tool(&mut legacy, "liar.any", json!({ "kind": "[1,2]" }));
+    assert_schema("2025-11-25", "CallToolResult", &result);
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    assert_eq!(text(&result), "[1,2]");
+    let object = call_tool(&mut legacy, "liar.any", json!({ "kind": "{\"a\":1}" }));
+    assert_eq!(object["structuredContent"], json!({ "a": 1 }), "{object}");
+
+    let mut stateless = Server::start(&[fixture("liar")]);
+    let params = modern(json!({ "name": "liar.any", "arguments": { "kind": "[1,2]" } }));
+    let result = stateless.result("tools/call", params);
+    assert_eq!(result["structuredContent"], json!([1, 2]), "{result}");
 }

@@ -7,8 +7,10 @@
     reason = "a test or benchmark stops at the first thing that does not hold"
 )]
 
+mod budget;
 mod cli;
 mod common;
+mod compile_bounds;
 mod descriptors;
 mod docs;
 mod framing;

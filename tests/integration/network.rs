@@ -194,3 +194,89 @@ fn inspect_shows_requested_grants_beside_the_configured_ones() {
     assert_eq!(description["granted"]["network"], Value::Null);
     assert!(description["loadProblem"].as_str().unwrap().contains("has no network grant"), "{description}");
 }
+
+/// One address of every block the IANA special-purpose registries (host/data/iana/) do not
+/// mark globally reachable, multicast, and every form that embeds a non-public IPv4 address.
+const SPECIAL_PURPOSE: &[&str] = &[
+    // IPv4 registry
+    "0.1.2.3",
+    "0.0.0.0",
+    "10.1.2.3",
+    "100.64.0.1",
+    "127.0.0.1",
+    "169.254.169.254",
+    "172.16.0.1",
+    "192.0.0.100",
+    "192.0.0.1",
+    "192.0.0.8",
+    "192.0.0.170",
+    "192.0.0.171",
+    "192.0.2.1",
+    "192.88.99.1",
+    "192.88.99.2",
+    "192.168.1.1",
+    "198.18.0.1",
+    "198.51.100.1",
+    "203.0.113.1",
+    "240.0.0.1",
+    "255.255.255.255",
+    "224.0.0.1",
+    // IPv6 registry
+    "::1",
+    "::",
+    "64:ff9b:1::1",
+    "100::1",
+    "100:0:0:1::1",
+    "2001:100::1",
+    "2001::1",
+    "2001:2::1",
+    "2001:10::1",
+    "2001:db8::1",
+    "2002::1",
+    "3fff::1",
+    "5f00::1",
+    "fc00::1",
+    "fe80::1",
+    "ff02::1",
+    // IPv4 inside IPv6: mapped, NAT64, IPv4-compatible, 6to4, ISATAP
+    "::ffff:127.0.0.1",
+    "64:ff9b::a9fe:a9fe",
+    "::10.0.0.1",
+    "2002:c0a8:101::1",
+    "2606:4700::5efe:a00:1",
+];
+
+#[test]
+fn every_special_purpose_address_is_refused_when_a_name_resolves_to_it() {
+    let dir = temp_dir();
+    let hosts = dir.path().join("hosts");
+    let mut lines = String::new();
+    for (i, address) in SPECIAL_PURPOSE.iter().enumerate() {
+        lines.push_str(&format!("{address} host{i}.test\n"));
+    }
+    // A globally reachable address resolves and is tried (and fails: no network here).
+    lines.push_str("192.31.196.1 reachable.test\n");
+    std::fs::write(&hosts, lines).unwrap();
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n[plugin.net]\nnetwork = [\"http://*.test\"]\n",
+        fixture("net"),
+        plugin("conformance")
+    ));
+    let [flag, path] = config.args();
+    let mut server = Server::start_isolated(&hosts, &[flag, path]);
+    server.initialize("2025-06-18", json!({}));
+    for (i, address) in SPECIAL_PURPOSE.iter().enumerate() {
+        let result = fetch(&mut server, &format!("http://host{i}.test/"), 0);
+        assert_refused(&result, "DestinationIpProhibited");
+        let warnings = Value::from(server.take_notifications("notifications/message")).to_string();
+        let shown = address.parse::<std::net::IpAddr>().unwrap().to_string();
+        assert!(
+            warnings.contains(&format!("host{i}.test resolves to {shown}, which is not a public address")),
+            "{address}: {warnings}"
+        );
+    }
+    let reachable = fetch(&mut server, "http://reachable.test/", 0);
+    assert_eq!(reachable["isError"], true, "{reachable}");
+    assert!(!text(&reachable).contains("DestinationIpProhibited"), "{reachable}");
+    assert_still_serving(&mut server);
+}

@@ -6,15 +6,15 @@ use anyhow::Result;
 use super::grants::Granted;
 use crate::config::{ServeArgs, Settings};
 use crate::runtime::catalog::is_plugin_file;
-use crate::runtime::engine::build_engine;
+use crate::runtime::compile::Compiler;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
 /// `mcpbox check`.
 pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     let settings = Settings::from_args(&args)?;
-    let engine = build_engine(&settings.engine)?;
+    let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     let (catalog, problems) =
-        Catalog::load(&engine, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+        Catalog::load(&compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
     let shared = settings
         .roots
         .iter()

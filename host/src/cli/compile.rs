@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::config::{ServeArgs, Settings};
-use crate::runtime::engine::build_engine;
-use crate::runtime::{catalog, compile};
+use crate::runtime::catalog;
+use crate::runtime::compile::Compiler;
 
 /// `mcpbox compile`.
 pub(crate) async fn run(args: ServeArgs) -> Result<()> {
@@ -18,7 +18,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
             "compiling ahead of time fills the compile cache, which is off (--no-cache or [cache] enabled = false)"
         );
     };
-    let engine = build_engine(&settings.engine)?;
+    let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     let (files, problems) = catalog::discover(&settings.plugin_paths);
     for problem in &problems {
         eprintln!("mcpbox: {:#}", problem.error);
@@ -30,10 +30,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     let total = files.len();
     let mut tasks = tokio::task::JoinSet::new();
     for file in files {
-        let engine = engine.clone();
+        let compiler = compiler.clone();
         tasks.spawn_blocking(move || {
             let began = Instant::now();
-            let result = compile(&engine, &file);
+            let result = compiler.compile(&file);
             (file, result.map(|_| began.elapsed()))
         });
     }

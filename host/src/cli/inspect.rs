@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::grants::{Granted, Style};
 use crate::config::{ServeArgs, Settings};
-use crate::runtime::engine::build_engine;
+use crate::runtime::compile::Compiler;
 use crate::runtime::requested::RequestedPolicy;
 use crate::runtime::{CallScope, Limits, PluginConfig, catalog, interface_names, plugin_name};
 
@@ -21,10 +21,10 @@ pub(crate) async fn run(file: PathBuf, json: bool, config: Option<PathBuf>) -> R
     let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from);
     let args = ServeArgs { paths: vec![file.clone()], config, cache_dir, ..Default::default() };
     let settings = Settings::from_args(&args)?;
-    let engine = build_engine(&settings.engine)?;
+    let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     let plugin_config = settings.plugin_configs.get(&plugin_name(&file)).cloned();
     let limits = settings.limits;
-    let description = describe(&engine, &file, limits, plugin_config).await?;
+    let description = describe(&compiler, &file, limits, plugin_config).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&description)?);
     } else {
@@ -96,7 +96,7 @@ struct PromptArgumentView {
 /// Describes the plugin at `path`, with what it requests beside what `config` (the operator's
 /// config for it, if any) grants.
 async fn describe(
-    engine: &wasmtime::Engine,
+    compiler: &Compiler,
     path: &Path,
     limits: Limits,
     config: Option<PluginConfig>,
@@ -104,8 +104,8 @@ async fn describe(
     let configured = config.is_some();
     let config = config.unwrap_or_default();
     let limits = config.limits(limits);
-    let (loaded, load_problem) = catalog::load_one(engine, path, limits, config.policy.clone()).await?;
-    let (imports, exports) = interface_names(engine, loaded.component());
+    let (loaded, load_problem) = catalog::load_one(compiler, path, limits, config.policy.clone()).await?;
+    let (imports, exports) = interface_names(compiler.engine(), loaded.component());
     let (resources, resources_error) = if loaded.exports.resources.is_some() {
         match loaded.list_resources(CallScope::default()).await {
             Ok(listed) => (listed, None),

@@ -16,6 +16,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::config::ServeArgs;
+use crate::runtime::engine::EngineOptions;
 
 /// Serve MCP tools, resources and prompts from sandboxed WebAssembly components.
 #[derive(Parser)]
@@ -51,6 +52,25 @@ enum Command {
         /// written to `mcpbox-sdk/` in the project].
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
+    },
+    /// Internal: compile one plugin file into the compile cache with these engine settings
+    /// (the child process of a bounded compilation, runtime/compile.rs).
+    #[command(name = "__compile", hide = true)]
+    CompileChild {
+        /// The plugin file.
+        file: PathBuf,
+        /// The compile cache directory.
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// The engine's pooling allocator is on.
+        #[arg(long)]
+        pooling: bool,
+        /// The largest memory limit of any plugin.
+        #[arg(long)]
+        max_memory_bytes: usize,
+        /// Instances map their memory copy-on-write.
+        #[arg(long)]
+        copy_on_write: bool,
     },
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
@@ -104,5 +124,9 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Check(args)) => check::run(*args).await,
         Some(Command::Compile(args)) => compile::run(*args).await,
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
+        Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write }) => {
+            let options = EngineOptions { cache_dir, pooling, max_memory_bytes, copy_on_write };
+            crate::runtime::compile::compile_child(&options, &file)
+        }
     }
 }

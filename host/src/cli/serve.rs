@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{ServeArgs, Settings};
 use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
-use crate::runtime::engine::build_engine;
+use crate::runtime::compile::Compiler;
 use crate::runtime::reload::Reloader;
 use crate::runtime::{Catalog, LiveCatalog};
 
@@ -35,18 +35,18 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         eprintln!("{GUIDE}");
     }
     let settings = Settings::from_args(&args)?;
-    let engine = build_engine(&settings.engine)?;
+    let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     tracing::info!(
         "instance memory: {} ({})",
         if settings.engine.copy_on_write { "copy-on-write" } else { "copied" },
         settings.copy_on_write_reason
     );
-    let live = load(&engine, &settings).await;
+    let live = load(&compiler, &settings).await;
     let watching = settings.watch && !settings.plugin_paths.is_empty();
     let state = McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching)?;
     if watching {
         let reloader = Reloader::new(
-            engine.clone(),
+            compiler.clone(),
             settings.plugin_paths.clone(),
             settings.plugin_configs.clone(),
             settings.limits,
@@ -58,10 +58,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
 }
 
 /// Loads the plugins, reporting each that fails by name; the others serve.
-async fn load(engine: &wasmtime::Engine, settings: &Settings) -> Arc<LiveCatalog> {
+async fn load(compiler: &Compiler, settings: &Settings) -> Arc<LiveCatalog> {
     let started = Instant::now();
     let (catalog, problems) =
-        Catalog::load(engine, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+        Catalog::load(compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
     for problem in &problems {
         tracing::error!("failed to load plugin {}: {:#}", problem.path.display(), problem.error);
     }

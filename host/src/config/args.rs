@@ -34,6 +34,13 @@ pub struct ServeArgs {
     /// [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_message_bytes: Option<usize>,
+    /// Largest plugin file accepted, in MiB, at most 4096 [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub max_plugin_mib: Option<u64>,
+    /// Longest a plugin may take to compile, in seconds; a longer compilation is stopped and
+    /// the plugin refused [default: 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_timeout: Option<f64>,
     /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
     #[arg(long, value_name = "DIR", env = "MCPBOX_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,

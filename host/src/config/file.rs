@@ -52,6 +52,8 @@ pub(crate) struct FileLimits {
     pub(crate) max_output_mib: Option<Spanned<u64>>,
     pub(crate) max_message_bytes: Option<Spanned<usize>>,
     pub(crate) page_size: Option<usize>,
+    pub(crate) max_plugin_mib: Option<Spanned<u64>>,
+    pub(crate) compile_timeout_ms: Option<Spanned<u64>>,
 }
 
 /// `[cache]`: the compile cache.
@@ -160,3 +162,6 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     (line, column)
 }
+
+#[cfg(test)]
+mod fuzz;

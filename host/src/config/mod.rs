@@ -23,6 +23,7 @@ use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::Problems;
 
+use crate::runtime::compile::CompileBounds;
 use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
 use crate::runtime::plugin_config::PluginConfigs;
@@ -61,6 +62,8 @@ pub struct Settings {
     pub watch: bool,
     /// Why [`EngineOptions::copy_on_write`] is what it is, for the log.
     pub copy_on_write_reason: String,
+    /// How big a plugin file may be and how long it may take to compile.
+    pub compile_bounds: CompileBounds,
 }
 
 impl Settings {
@@ -71,6 +74,7 @@ impl Settings {
         let mut problems = Problems::default();
         let plugin_paths = plugin_paths(&file, args);
         let limits = call_limits(&file, args, &mut problems);
+        let compile_bounds = compile_bounds(&file, args, &mut problems);
         let plugin_configs = plugin::plugin_configs(&file, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
@@ -89,6 +93,7 @@ impl Settings {
             watch: !args.no_watch && file.config.watch.unwrap_or(true),
             copy_on_write_reason,
             plugin_paths,
+            compile_bounds,
         })
     }
 }
@@ -153,6 +158,26 @@ fn call_limits(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> 
         timeout: timeout.unwrap_or(defaults.timeout),
         memory_bytes: memory.unwrap_or(defaults.memory_bytes),
         output_bytes: output.unwrap_or(defaults.output_bytes),
+    }
+}
+
+/// How big a plugin file may be and how long it may take to compile.
+fn compile_bounds(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> CompileBounds {
+    let section = &file.config.limits;
+    let defaults = CompileBounds::default();
+    let max_file_bytes = pick(
+        problems,
+        flag_limit(args.max_plugin_mib, "--max-plugin-mib", limits::plugin_bytes_from_mib),
+        spanned_limit(file, &section.max_plugin_mib, "[limits] max_plugin_mib", limits::plugin_bytes_from_mib),
+    );
+    let timeout = pick(
+        problems,
+        flag_limit(args.compile_timeout, "--compile-timeout", limits::timeout_from_secs),
+        spanned_limit(file, &section.compile_timeout_ms, "[limits] compile_timeout_ms", limits::timeout_from_ms),
+    );
+    CompileBounds {
+        max_file_bytes: max_file_bytes.unwrap_or(defaults.max_file_bytes),
+        timeout: timeout.unwrap_or(defaults.timeout),
     }
 }
 

@@ -113,3 +113,6 @@ impl ClientRequests for ReplayClient {
         Box::pin(std::future::ready(result))
     }
 }
+
+#[cfg(test)]
+mod fuzz;

@@ -126,17 +126,24 @@ pub(crate) fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
 }
 
 pub(crate) fn call_result(result: tools::CallResult, dialect: Dialect) -> Result<CallToolResult, McpError> {
-    let content: Vec<Value> = result.content.iter().map(|b| content_block(b, dialect)).collect();
+    let mut content: Vec<Value> = result.content.iter().map(|b| content_block(b, dialect)).collect();
     let mut map = Map::new();
-    map.insert("content".into(), content.into());
     if let Some(text) = result.structured_content
         && dialect.resource_links
     {
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             McpError::internal_error(format!("tool returned structured content that is not JSON: {e}"), None)
         })?;
-        map.insert("structuredContent".into(), value);
+        if value.is_object() || dialect.any_structured_content {
+            map.insert("structuredContent".into(), value);
+        } else if content.is_empty() {
+            // Up to 2025-11-25 `structuredContent` is an object (schema.json): a legacy client
+            // gets another value as its JSON text, as a tool that returns structured content
+            // SHOULD also send it (2025-06-18 server/tools §Structured content).
+            content.push(json!({ "type": "text", "text": text }));
+        }
     }
+    map.insert("content".into(), content.into());
     map.insert("isError".into(), result.is_error.into());
     map.insert("resultType".into(), COMPLETE.into());
     from_json("tool result", Value::Object(map))

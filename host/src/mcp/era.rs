@@ -21,12 +21,18 @@ use rmcp::service::{RequestContext, RoleServer};
 pub(crate) struct Dialect {
     pub(crate) audio: bool,
     pub(crate) resource_links: bool,
+    /// `structuredContent` may be any JSON value (2026-07-28); before, only an object.
+    pub(crate) any_structured_content: bool,
 }
 
 impl Dialect {
     fn for_version(version: Option<&str>) -> Dialect {
         let version = version.unwrap_or("2025-06-18");
-        Dialect { audio: version >= "2025-03-26", resource_links: version >= "2025-06-18" }
+        Dialect {
+            audio: version >= "2025-03-26",
+            resource_links: version >= "2025-06-18",
+            any_structured_content: version >= "2026-07-28",
+        }
     }
 }
 

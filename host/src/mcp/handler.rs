@@ -25,6 +25,7 @@ use super::notify::{Notifier, Subscriptions, pump};
 use super::paging::page;
 use super::roots::SessionRoots;
 use super::state::McpState;
+use crate::runtime::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
 
 /// List results of static things (tools, prompts, templates) may be cached this long by
@@ -106,7 +107,10 @@ impl ServerHandler for Session {
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let answers = request.input_responses.unwrap_or_default();
-        let called = self.with_scope(&context, Some(&answers), |scope| catalog.call_tool(&name, arguments, scope));
+        // The result's share of the output all calls may hold is kept until it is converted.
+        let hold = OutputHold::default();
+        let called = self
+            .with_scope(&context, Some(&answers), |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
         let result = match called.await {
             Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
             Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
@@ -155,8 +159,11 @@ impl ServerHandler for Session {
         let answers = request.input_responses.unwrap_or_default();
         let catalog = self.state.catalog();
         let uri = request.uri;
-        let read =
-            self.with_scope(&context, Some(&answers), |scope| async move { catalog.read_resource(&uri, &scope).await });
+        let hold = OutputHold::default();
+        let held = &hold;
+        let read = self.with_scope(&context, Some(&answers), |scope| async move {
+            catalog.read_resource(&uri, &scope.holding(held)).await
+        });
         match read.await {
             Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
             Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
@@ -181,7 +188,9 @@ impl ServerHandler for Session {
         let arguments = convert::prompt_arguments(request.arguments.unwrap_or_default());
         let answers = request.input_responses.unwrap_or_default();
         let name = request.name;
-        let got = self.with_scope(&context, Some(&answers), |scope| catalog.get_prompt(&name, arguments, scope));
+        let hold = OutputHold::default();
+        let got = self
+            .with_scope(&context, Some(&answers), |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
         match got.await {
             Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
             Ok(got) => {

@@ -43,6 +43,9 @@ pub(crate) fn page<T: Clone>(
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -47,6 +47,7 @@ impl Session {
             resource_updated: Some(self.resource_updated.clone()),
             // The catalog names the called plugin's URIs.
             owned_uris: None,
+            output_hold: None,
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());

@@ -11,8 +11,10 @@ wasmtime::component::bindgen!({
         "mcpbox:plugin/host.elicit": async | trappable,
     },
     exports: { default: async },
-    // Hot reload compares descriptors to tell clients what changed.
-    additional_derives: [PartialEq],
+    // Hot reload compares descriptors to tell clients what changed; the output budget
+    // measures every value a guest returns as the JSON it becomes, every field included
+    // (runtime/budget.rs), so no field can be left uncounted.
+    additional_derives: [PartialEq, serde::Serialize],
 });
 
 pub use self::mcpbox::plugin::{host, types};

@@ -84,6 +84,12 @@ pub fn copy_on_write(mode: CopyOnWrite, paths: &[PathBuf]) -> (bool, String) {
 
 /// Builds the engine and starts its epoch ticker.
 pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
+    build_engine_with_cache(options).map(|(engine, _)| engine)
+}
+
+/// [`build_engine`], and whether the compile cache is in use (it is not when its directory
+/// cannot be used).
+pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine, bool)> {
     let mut config = Config::new();
     // Calls run on tokio (async is implied by async linking and `call_async` in wasmtime 48):
     // guests suspend on fibers while host I/O (WASI, sleeps) is pending.
@@ -110,6 +116,7 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
             options.max_memory_bytes,
         )));
     }
+    let mut cached = false;
     if let Some(dir) = &options.cache_dir {
         // Compiling a component costs 0.2 s (a small Rust guest) to 20 s (an interpreter
         // guest); a cache hit costs milliseconds. Keyed by wasmtime version, flags and bytes.
@@ -117,13 +124,14 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine> {
         match open_cache(dir) {
             Ok(cache) => {
                 config.cache(Some(cache));
+                cached = true;
             }
             Err(why) => tracing::warn!("{why}; compiling every plugin afresh (set --cache-dir or MCPBOX_CACHE_DIR)"),
         }
     }
     let engine = Engine::new(&config).map_err(anyhow::Error::from).context("cannot create the wasmtime engine")?;
     start_epoch_ticker(&engine)?;
-    Ok(engine)
+    Ok((engine, cached))
 }
 
 /// wasmtime's compile cache in `dir`, which must be a directory mcpbox can write (created if

@@ -55,6 +55,20 @@ impl GuestOutput {
         String::from_utf8_lossy(&state.tail).into_owned()
     }
 
+    /// Takes `bytes` of this stream's log budget for a message the guest logs through the host
+    /// (`host.log`), so that its logs reaching the host's stderr share the budget its stderr
+    /// has; false (and counted as dropped) once it is spent.
+    pub fn take_log_budget(&self, bytes: usize) -> bool {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if bytes > state.budget {
+            state.budget = 0;
+            state.dropped = state.dropped.saturating_add(bytes);
+            return false;
+        }
+        state.budget -= bytes;
+        true
+    }
+
     /// Logs a trailing partial line and how much was dropped. Call once the call is over.
     pub fn finish(&self) {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);

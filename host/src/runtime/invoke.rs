@@ -1,13 +1,13 @@
 //! One generic way into a plugin's exports. Each request the catalog routes to a plugin is an
 //! [`Invocation`]: which export it calls with which arguments, and how big its answer is for
-//! the output limit. [`Plugin::invoke`](crate::runtime::plugin::Plugin::invoke) does the rest
+//! the output budget. [`Plugin::invoke`](crate::runtime::plugin::Plugin::invoke) does the rest
 //! (a slot, a fresh sandbox, the limits) the same way for all of them.
 
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use crate::runtime::bindings::{completion, prompts, resources, tools, types};
-use crate::runtime::output_size;
+use crate::runtime::budget::wire_len;
 use crate::runtime::plain::{self, PlainFunction};
 use crate::runtime::plugin::Exports;
 use crate::runtime::sandbox::{CallFuture, HostState};
@@ -18,7 +18,8 @@ pub(crate) trait Invocation: Send + 'static {
     type Output: Send + 'static;
     /// Calls the export in `instance`.
     fn call(self, exports: Exports, store: &mut Store<HostState>, instance: Instance) -> CallFuture<'_, Self::Output>;
-    /// What the output counts against the call's output limit.
+    /// What the output counts against the call's output limit: the JSON it becomes, every
+    /// field and every error message included.
     fn size(output: &Self::Output) -> usize;
 }
 
@@ -42,7 +43,7 @@ impl Invocation for CallTool {
         })
     }
     fn size(output: &Self::Output) -> usize {
-        output.as_ref().map_or(0, output_size::call_result)
+        wire_len(output)
     }
 }
 
@@ -58,7 +59,7 @@ impl Invocation for CallPlain {
         Box::pin(async move { plain::call(store, &instance, &self.function, &self.arguments).await })
     }
     fn size(output: &Self::Output) -> usize {
-        output.as_ref().map_or(0, output_size::call_result)
+        wire_len(output)
     }
 }
 
@@ -76,7 +77,7 @@ impl Invocation for ListResources {
         })
     }
     fn size(output: &Self::Output) -> usize {
-        output_size::resource_list(output)
+        wire_len(output)
     }
 }
 
@@ -94,7 +95,7 @@ impl Invocation for ReadResource {
         })
     }
     fn size(output: &Self::Output) -> usize {
-        output.as_ref().map_or(0, |c| output_size::contents(c))
+        wire_len(output)
     }
 }
 
@@ -113,7 +114,7 @@ impl Invocation for GetPrompt {
         })
     }
     fn size(output: &Self::Output) -> usize {
-        output.as_ref().map_or(0, output_size::prompt_result)
+        wire_len(output)
     }
 }
 
@@ -131,7 +132,7 @@ impl Invocation for Complete {
         })
     }
     fn size(output: &Self::Output) -> usize {
-        output.as_ref().map_or(0, output_size::completion)
+        wire_len(output)
     }
 }
 

@@ -83,6 +83,14 @@ pub fn timeout_from_ms(ms: u64) -> Result<Duration, LimitError> {
 }
 
 /// A memory limit of `mib` MiB, in bytes.
+/// The largest plugin file, in MiB.
+pub const MAX_PLUGIN_MIB: u64 = 4096;
+
+/// A plugin file size bound from MiB: positive and at most [`MAX_PLUGIN_MIB`].
+pub fn plugin_bytes_from_mib(mib: u64) -> Result<u64, LimitError> {
+    mib_to_bytes(mib, MAX_PLUGIN_MIB).map(|bytes| bytes as u64)
+}
+
 pub fn memory_from_mib(mib: u64) -> Result<usize, LimitError> {
     mib_to_bytes(mib, MAX_MEMORY_MIB)
 }

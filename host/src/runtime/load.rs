@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre};
 
 use crate::runtime::bindings::{completion, export_names, prompts, resources, tools};
@@ -16,7 +15,7 @@ use crate::runtime::invoke::{Describe, Described, Invocation};
 use crate::runtime::limits::Limits;
 use crate::runtime::linker::Linkers;
 use crate::runtime::plain::{self, PlainFunction};
-use crate::runtime::plugin::{Exports, Plugin, ToolInfo};
+use crate::runtime::plugin::{Exports, OutputCheck, Plugin, ToolInfo};
 use crate::runtime::policy::Policy;
 use crate::runtime::sandbox::{CallScope, HostState, run_call};
 
@@ -39,19 +38,6 @@ pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME_LEN
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-}
-
-/// Compiles `path` (blocking: call from a blocking thread).
-pub fn compile(engine: &Engine, path: &Path) -> Result<Component> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0] {
-        bail!(
-            "{} is a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with `wasm-tools component new`)",
-            path.display()
-        );
-    }
-    Component::new(engine, &bytes)
-        .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
 }
 
 /// What a plugin is loaded as: its name and prefix, and the operator's limits and grants.
@@ -207,7 +193,14 @@ fn check_tool(prefix: &str, descriptor: tools::Tool) -> Result<ToolInfo> {
         .as_deref()
         .map(|text| parse_schema("output schema", &descriptor.name, text))
         .transpose()?;
-    Ok(ToolInfo { descriptor, input_schema, output_schema })
+    let output_check = match &output_schema {
+        Some(schema) => Some(OutputCheck(Arc::new(
+            jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+                .map_err(|e| anyhow!("output schema of tool `{}` is not a valid JSON Schema: {e}", descriptor.name))?,
+        ))),
+        None => None,
+    };
+    Ok(ToolInfo { descriptor, input_schema, output_schema, output_check })
 }
 
 #[cfg(test)]

@@ -18,10 +18,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::runtime::address::{is_public, split_host_port};
+use crate::runtime::address::split_host_port;
 use crate::runtime::bindings::types::LogLevel;
 use crate::runtime::policy::NetworkPolicy;
 use crate::runtime::sandbox::GuestEvent;
+use crate::runtime::special_purpose::refusal;
 
 /// Connecting (DNS, TCP, TLS) gets this long unless the guest asks for less.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -130,11 +131,11 @@ async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target
     // One non-public address refuses the name: a host that resolves partly to a private
     // network is not one the operator meant to allow.
     if !policy.allow_private
-        && let Some(private) = addresses.iter().find(|a| !is_public(a.ip()))
+        && let Some((private, why)) = addresses.iter().find_map(|a| refusal(a.ip()).map(|why| (a.ip(), why)))
     {
         return Err(denied(
             HttpError::DestinationIpProhibited,
-            format!("{host} resolves to {}, which is not a public address", private.ip()),
+            format!("{host} resolves to {private}, which is not a public address: {why}"),
         ));
     }
     let address =

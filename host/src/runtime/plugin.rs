@@ -8,6 +8,7 @@ use std::sync::Arc;
 use wasmtime::component::InstancePre;
 
 use crate::runtime::bindings::{completion, prompts, resources, tools};
+use crate::runtime::budget::{Emission, SHARED_OUTPUT_BYTES, take_shared};
 use crate::runtime::invoke::Invocation;
 use crate::runtime::limits::Limits;
 use crate::runtime::policy::Policy;
@@ -51,8 +52,8 @@ pub struct Plugin {
 
 impl Plugin {
     /// Runs `invocation` in a fresh instance of this plugin under its limits and policy, once
-    /// a slot is free. The result shares the output limit with the call's log and progress
-    /// messages.
+    /// a slot is free. The result is charged to the budget that everything the call emitted
+    /// while it ran was charged to, then takes its share of the output all calls may hold.
     pub(crate) async fn invoke<I: Invocation>(
         &self,
         mut scope: CallScope,
@@ -72,19 +73,27 @@ impl Plugin {
             None => None,
         };
         scope.grants = self.grants(&scope);
+        let hold = scope.output_hold.clone();
         let exports = self.exports.clone();
-        let (value, event_bytes) =
+        let (value, mut budget) =
             run_call(&self.name, &self.pre, self.limits, &self.policy, scope, move |store, instance| {
                 invocation.call(exports, store, instance)
             })
             .await?;
-        let total = I::size(&value).saturating_add(event_bytes);
-        if total > self.limits.output_bytes {
+        // The result joins what the call emitted while it ran, in the same budget.
+        let size = I::size(&value);
+        if budget.charge(Emission::Result, size).is_err() {
             return Err(CallError::OutputTooLarge {
                 plugin: self.name.clone(),
-                size: total,
-                limit: self.limits.output_bytes,
+                size: budget.used(),
+                limit: budget.limit(),
             });
+        }
+        let Some(share) = take_shared(size) else {
+            return Err(CallError::OutputBusy { plugin: self.name.clone(), size, limit: SHARED_OUTPUT_BYTES });
+        };
+        if let Some(hold) = hold {
+            hold.keep(share);
         }
         Ok(value)
     }
@@ -142,4 +151,46 @@ pub struct ToolInfo {
     pub input_schema: serde_json::Map<String, serde_json::Value>,
     /// The output schema, if the tool declares one.
     pub output_schema: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The output schema compiled, to check each result's structured content.
+    pub(crate) output_check: Option<OutputCheck>,
+}
+
+/// A compiled output schema. Two are equal when their schemas are (which `ToolInfo` compares
+/// beside it), so it never makes a reloaded tool look changed.
+#[derive(Clone)]
+pub(crate) struct OutputCheck(pub(crate) Arc<jsonschema::Validator>);
+
+impl PartialEq for OutputCheck {
+    fn eq(&self, _: &OutputCheck) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for OutputCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputCheck")
+    }
+}
+
+impl ToolInfo {
+    /// Why `result` breaks the tool's output schema, if it does (MCP 2025-06-18 server/tools
+    /// §Output schema: a tool that declares one MUST return conforming structured content).
+    /// Error results are the tool's message to the model and are not checked.
+    pub(crate) fn output_problem(&self, result: &tools::CallResult) -> Option<String> {
+        let check = self.output_check.as_ref()?;
+        if result.is_error {
+            return None;
+        }
+        let Some(text) = &result.structured_content else {
+            return Some("declares an output schema but returned no structured content".to_owned());
+        };
+        let value: serde_json::Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => return Some(format!("returned structured content that is not JSON: {e}")),
+        };
+        let problem = check.0.iter_errors(&value).next()?;
+        let at = problem.instance_path().to_string();
+        let at = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+        Some(format!("returned structured content that does not match its output schema{at}: {problem}"))
+    }
 }

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::runtime::compile::Compiler;
 use anyhow::{Context, Result};
 use notify_debouncer_mini::notify::RecursiveMode;
 use notify_debouncer_mini::{DebounceEventResult, new_debouncer};
 use tokio::sync::mpsc;
-use wasmtime::Engine;
 
 use crate::runtime::catalog::{self, Catalog, is_plugin_file};
 use crate::runtime::limits::Limits;
@@ -36,7 +36,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
 
 /// The plugins currently served, by file, and how to load more.
 pub struct Reloader {
-    engine: Engine,
+    compiler: Compiler,
     linkers: Linkers,
     paths: Vec<PathBuf>,
     configs: PluginConfigs,
@@ -51,7 +51,7 @@ pub struct Reloader {
 impl Reloader {
     /// Takes over the plugins `live` serves (loaded from `paths` under `configs`).
     pub fn new(
-        engine: Engine,
+        compiler: Compiler,
         paths: Vec<PathBuf>,
         configs: PluginConfigs,
         limits: Limits,
@@ -63,8 +63,8 @@ impl Reloader {
             .iter()
             .filter_map(|plugin| Some((plugin.path.clone(), (stamp(&plugin.path)?, plugin.clone()))))
             .collect();
-        let linkers = Linkers::new(&engine)?;
-        Ok(Reloader { engine, linkers, paths, configs, limits, loaded, failed: BTreeMap::new(), live })
+        let linkers = Linkers::new(compiler.engine())?;
+        Ok(Reloader { compiler, linkers, paths, configs, limits, loaded, failed: BTreeMap::new(), live })
     }
 
     /// Watches the plugin paths until the process ends. Directories are watched for their
@@ -123,7 +123,7 @@ impl Reloader {
             .collect();
         if !stale.is_empty() {
             let paths: Vec<PathBuf> = stale.iter().map(|(p, _)| p.clone()).collect();
-            let results = catalog::load_files(&self.engine, &self.linkers, &paths, &self.configs, self.limits).await;
+            let results = catalog::load_files(&self.compiler, &self.linkers, &paths, &self.configs, self.limits).await;
             for ((path, now), (_, result)) in stale.into_iter().zip(results) {
                 match result {
                     Ok(plugin) => {

@@ -80,9 +80,31 @@ impl Server {
         Server::spawn("serve", args, env)
     }
 
+    /// `mcpbox serve ARGS` in network and mount namespaces of its own (`unshare`): no network
+    /// but a loopback that is down, so nothing leaves the machine, and `hosts` mounted over
+    /// `/etc/hosts`, so that names resolve (through the system resolver, as always) to the
+    /// addresses a test picks.
+    pub fn start_isolated<S: AsRef<std::ffi::OsStr>>(hosts: &Path, args: &[S]) -> Server {
+        let mut wrapper = Command::new("unshare");
+        wrapper
+            .args(["--mount", "--net", "--map-root-user", "sh", "-c", "mount --bind \"$0\" /etc/hosts && exec \"$@\""])
+            .arg(hosts)
+            .arg(env!("CARGO_BIN_EXE_mcpbox"));
+        Server::spawn_command(wrapper, "serve", args, &[])
+    }
+
     fn spawn<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S], env: &[(&str, &str)]) -> Server {
+        Server::spawn_command(Command::new(env!("CARGO_BIN_EXE_mcpbox")), command, args, env)
+    }
+
+    fn spawn_command<S: AsRef<std::ffi::OsStr>>(
+        mut program: Command,
+        command: &str,
+        args: &[S],
+        env: &[(&str, &str)],
+    ) -> Server {
         guests();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        let mut child = program
             .arg(command)
             .args(args)
             .envs(env.iter().copied())

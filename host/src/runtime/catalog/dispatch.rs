@@ -36,9 +36,15 @@ impl Catalog {
         let local = entry.item.descriptor.name.clone();
         let result = match plugin.plain.iter().find(|(tool, _)| *tool == local) {
             Some((_, function)) => plugin.invoke(scope, CallPlain { function: function.clone(), arguments }).await,
-            None => plugin.invoke(scope, CallTool { name: local, arguments }).await,
+            None => plugin.invoke(scope, CallTool { name: local.clone(), arguments }).await,
         }?;
         let plugin = plugin.name.clone();
+        if let Ok(result) = &result
+            && let Some(problem) = entry.item.output_problem(result)
+        {
+            let message = format!("tool `{local}` {problem}");
+            return Err(CallError::BadOutput { plugin, what: "structured content", message });
+        }
         result.map_err(|e| match e {
             tools::ToolError::UnknownTool(message) => CallError::NotFound { plugin, what: "tool", name: message },
             tools::ToolError::InvalidArguments(message) => CallError::InvalidArguments { plugin, message },

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
-use wasmtime::Engine;
 
 use super::{Catalog, LoadProblem, discover};
+use crate::runtime::compile::Compiler;
 use crate::runtime::limits::Limits;
 use crate::runtime::linker::Linkers;
-use crate::runtime::load::{self, LoadAs, compile, plugin_name};
+use crate::runtime::load::{self, LoadAs, plugin_name};
 use crate::runtime::plugin::Plugin;
 use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
 use crate::runtime::policy::Policy;
@@ -19,13 +19,13 @@ impl Catalog {
     /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is
     /// reported in the problems and the others load.
     pub async fn load(
-        engine: &Engine,
+        compiler: &Compiler,
         paths: &[PathBuf],
         configs: &PluginConfigs,
         limits: Limits,
     ) -> (Catalog, Vec<LoadProblem>) {
         let (files, mut problems) = discover(paths);
-        let linkers = match Linkers::new(engine) {
+        let linkers = match Linkers::new(compiler.engine()) {
             Ok(linkers) => linkers,
             Err(error) => {
                 problems.push(LoadProblem { path: PathBuf::new(), error });
@@ -33,7 +33,7 @@ impl Catalog {
             }
         };
         let mut plugins = Vec::new();
-        for (path, loaded) in load_files(engine, &linkers, &files, configs, limits).await {
+        for (path, loaded) in load_files(compiler, &linkers, &files, configs, limits).await {
             match loaded {
                 Ok(plugin) => plugins.push(Arc::new(plugin)),
                 Err(error) => problems.push(LoadProblem { path, error }),
@@ -48,7 +48,7 @@ impl Catalog {
 /// Compiles and loads `files` in parallel (compilation on blocking threads, each file under the
 /// config its plugin name has); one result per file, in order.
 pub(crate) async fn load_files(
-    engine: &Engine,
+    compiler: &Compiler,
     linkers: &Linkers,
     files: &[PathBuf],
     configs: &PluginConfigs,
@@ -56,12 +56,12 @@ pub(crate) async fn load_files(
 ) -> Vec<(PathBuf, Result<Plugin>)> {
     let mut tasks = Vec::new();
     for file in files.iter().cloned() {
-        let engine = engine.clone();
+        let compiler = compiler.clone();
         let linkers = linkers.clone();
         let name = plugin_name(&file);
         let config = configs.get(&name).cloned().unwrap_or_default();
         tasks.push(tokio::spawn(async move {
-            let loaded = load_file(&engine, &linkers, &file, name, &config, limits).await;
+            let loaded = load_file(&compiler, &linkers, &file, name, &config, limits).await;
             (file, loaded)
         }));
     }
@@ -77,14 +77,14 @@ pub(crate) async fn load_files(
 
 /// Compiles (on a blocking thread) and loads one file as the plugin `name` under `config`.
 async fn load_file(
-    engine: &Engine,
+    compiler: &Compiler,
     linkers: &Linkers,
     file: &Path,
     name: String,
     config: &PluginConfig,
     limits: Limits,
 ) -> Result<Plugin> {
-    let component = compile_blocking(engine, file).await?;
+    let component = compile_blocking(compiler, file).await?;
     let load_as = LoadAs {
         prefix: config.prefix_for(&name),
         name: name.into(),
@@ -96,10 +96,10 @@ async fn load_file(
     Ok(plugin)
 }
 
-async fn compile_blocking(engine: &Engine, file: &Path) -> Result<wasmtime::component::Component> {
-    let engine = engine.clone();
+async fn compile_blocking(compiler: &Compiler, file: &Path) -> Result<wasmtime::component::Component> {
+    let compiler = compiler.clone();
     let owned = file.to_owned();
-    tokio::task::spawn_blocking(move || compile(&engine, &owned))
+    tokio::task::spawn_blocking(move || compiler.compile(&owned))
         .await
         .map_err(|e| anyhow!("compiling {} panicked: {e}", file.display()))?
 }
@@ -129,13 +129,13 @@ fn select_tools(mut plugin: Plugin, config: &PluginConfig) -> Result<Plugin> {
 /// for what `policy` does not grant so that it can always be described, and why it would not
 /// load under `policy` itself, if it would not.
 pub(crate) async fn load_one(
-    engine: &Engine,
+    compiler: &Compiler,
     path: &Path,
     limits: Limits,
     policy: Policy,
 ) -> Result<(Plugin, Option<String>)> {
-    let linkers = Linkers::new(engine)?;
-    let component = compile_blocking(engine, path).await?;
+    let linkers = Linkers::new(compiler.engine())?;
+    let component = compile_blocking(compiler, path).await?;
     let name = plugin_name(path);
     let problem = linkers
         .for_plugin(&component, &name, &policy)

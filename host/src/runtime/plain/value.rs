@@ -13,7 +13,15 @@ pub(super) fn to_val(ty: &Type, value: &Value, path: &str) -> Result<Val, String
         Type::S8 | Type::U8 | Type::S16 | Type::U16 | Type::S32 | Type::U32 | Type::S64 | Type::U64 => {
             integer(ty, value, path)
         }
-        Type::Float32 => Ok(Val::Float32(number(value, path)? as f32)),
+        Type::Float32 => {
+            // A number past f32's range would become infinity, which JSON cannot even carry back
+            // (found by the fuzz target `fuzz_plain_values`).
+            let n = number(value, path)?;
+            if n.abs() > f64::from(f32::MAX) {
+                return Err(format!("`{path}` must be a number from {} to {}, not {value}", f32::MIN, f32::MAX));
+            }
+            Ok(Val::Float32(n as f32))
+        }
         Type::Float64 => Ok(Val::Float64(number(value, path)?)),
         Type::Char => {
             let mut chars = value.as_str().unwrap_or_default().chars();
@@ -196,3 +204,6 @@ pub(super) fn to_json(value: &Val) -> Value {
         Val::Resource(_) | Val::Future(_) | Val::Stream(_) | Val::ErrorContext(_) => Value::Null,
     }
 }
+
+#[cfg(test)]
+mod fuzz;

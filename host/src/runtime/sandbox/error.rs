@@ -77,8 +77,9 @@ pub enum CallError {
         /// Its memory limit in bytes.
         limit: usize,
     },
-    /// The result and the call's messages together were over the output limit.
-    #[error("plugin `{plugin}` sent {size} bytes (result, logs and progress), over its output limit of {}", mib(*limit))]
+    /// Everything the call emitted (its result, logs, progress, questions to the client and
+    /// announcements, as JSON on the wire) was over the output limit.
+    #[error("plugin `{plugin}` sent {size} bytes (result, logs, progress, requests and announcements), over its output limit of {}", mib(*limit))]
     OutputTooLarge {
         /// The plugin.
         plugin: Arc<str>,
@@ -100,6 +101,16 @@ pub enum CallError {
     HostBusy {
         /// The plugin.
         plugin: Arc<str>,
+    },
+    /// The results of the calls in progress hold all the output mcpbox buffers at once.
+    #[error("plugin `{plugin}` returned {size} bytes while the results of other calls hold the {} mcpbox buffers at once; try again", mib(*limit))]
+    OutputBusy {
+        /// The plugin.
+        plugin: Arc<str>,
+        /// Its result, in bytes.
+        size: usize,
+        /// The shared budget, in bytes.
+        limit: usize,
     },
     /// The guest trapped.
     #[error("plugin `{plugin}` crashed: {cause}")]
@@ -186,7 +197,7 @@ pub(crate) fn classify(
             return CallError::MissingCapability { plugin, capability };
         }
         Some(Interrupt::OutputLimit) => {
-            let size = store.data().event_bytes();
+            let size = store.data().budget.used();
             return CallError::OutputTooLarge { plugin, size, limit: limits.output_bytes };
         }
         None => {}

@@ -28,6 +28,7 @@ pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests,
 pub use state::HostState;
 use store::StoreBuilder;
 
+use crate::runtime::budget::CallBudget;
 use crate::runtime::guest_io::{GuestOutput, StreamKind};
 use crate::runtime::limits::{Limits, MAX_TIMEOUT};
 use crate::runtime::policy::Policy;
@@ -36,8 +37,8 @@ use crate::runtime::policy::Policy;
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 /// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
-/// it can fail into a [`CallError`] that names `plugin`. Returns the result and the bytes of
-/// log and progress messages the guest sent, which count against the output limit.
+/// it can fail into a [`CallError`] that names `plugin`. Returns the result and the call's
+/// budget, with everything the guest emitted during the call charged to it.
 pub(crate) async fn run_call<R: Send>(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
@@ -45,7 +46,7 @@ pub(crate) async fn run_call<R: Send>(
     policy: &Policy,
     scope: CallScope,
     work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
-) -> Result<(R, usize), CallError> {
+) -> Result<(R, CallBudget), CallError> {
     let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
     let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
     let now = Instant::now();
@@ -70,12 +71,12 @@ pub(crate) async fn run_call<R: Send>(
     };
     stdout.finish();
     stderr.finish();
-    let event_bytes = store.data().event_bytes();
+    let budget = &store.data().budget;
     match outcome {
-        _ if event_bytes > limits.output_bytes => {
-            Err(CallError::OutputTooLarge { plugin: plugin.clone(), size: event_bytes, limit: limits.output_bytes })
+        _ if budget.exhausted() => {
+            Err(CallError::OutputTooLarge { plugin: plugin.clone(), size: budget.used(), limit: budget.limit() })
         }
-        Ok(value) => Ok((value, event_bytes)),
+        Ok(value) => Ok((value, store.into_data().budget)),
         Err(error) => Err(classify(plugin, limits, &store, error, &stderr)),
     }
 }

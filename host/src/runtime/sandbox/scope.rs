@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::bindings::types;
+use crate::runtime::budget::OutputHold;
 use crate::runtime::catalog::OwnedUris;
 use crate::runtime::roots::Grant;
 
@@ -92,4 +93,16 @@ pub struct CallScope {
     /// The URIs the called plugin owns (set by the catalog): an announcement for any other URI
     /// is dropped.
     pub owned_uris: Option<OwnedUris>,
+    /// Where the request keeps its results' shares of the output all calls may hold, until
+    /// it has answered; `None` returns them when the call returns.
+    pub output_hold: Option<OutputHold>,
+}
+
+impl CallScope {
+    /// This scope, with its results' shares of the shared output budget kept in `hold`
+    /// (which the caller keeps until it has turned the results into its answer).
+    pub fn holding(mut self, hold: &OutputHold) -> CallScope {
+        self.output_hold = Some(hold.clone());
+        self
+    }
 }

@@ -1,6 +1,6 @@
 //! The data of every call's store, following wasmtime's `WasiView` pattern: the WASI context,
 //! the resource table and the HTTP context behind their view traits, plus what the host counts
-//! for this call (memory refused, events and their bytes against the output limit).
+//! for this call (memory refused, and everything the guest emits, in its [`CallBudget`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,15 +11,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::scope::{CallScope, GuestEvent};
+use crate::runtime::budget::{CallBudget, Emission, Refusal};
+use crate::runtime::guest_io::GuestOutput;
 use crate::runtime::network::NetworkAccess;
-
-/// A guest may send at most this many events per call; more are dropped (and counted in the
-/// host log) so that a chatty plugin cannot grow the host's queues without bound.
-const MAX_EVENTS_PER_CALL: usize = 10_000;
-
-/// What an event costs beyond its text on the wire (the notification's JSON-RPC envelope), so
-/// that a flood of empty events counts against the output limit too.
-pub(crate) const EVENT_OVERHEAD: usize = 64;
 
 /// Refuses memory growth past the call's limit, and remembers that it did.
 pub(crate) struct MemoryLimiter {
@@ -53,10 +47,10 @@ pub struct HostState {
     pub(crate) plugin: Arc<str>,
     pub(crate) scope: CallScope,
     pub(crate) deadline: Instant,
-    pub(crate) events_sent: usize,
-    /// Bytes of log and progress messages so far, counted against the output limit.
-    pub(crate) event_bytes: usize,
-    pub(crate) output_limit: usize,
+    /// Everything the guest emits during the call, against its output limit.
+    pub(crate) budget: CallBudget,
+    /// The guest's stderr, whose log budget `host.log` shares on the way to the host's log.
+    pub(crate) stderr: GuestOutput,
 }
 
 impl WasiView for HostState {
@@ -72,30 +66,30 @@ impl WasiHttpView for HostState {
 }
 
 impl HostState {
-    /// Counts an event of `bytes` (log, progress, resource update) against the call's output
-    /// limit and event cap; false if it must be dropped. Over the output limit, the next epoch
-    /// check ends the call with the output-limit error.
-    pub(crate) fn admit(&mut self, bytes: usize) -> bool {
-        self.event_bytes = self.event_bytes.saturating_add(bytes);
-        self.events_sent += 1;
-        if self.events_sent == MAX_EVENTS_PER_CALL + 1 {
-            tracing::warn!(plugin = %self.plugin, "plugin sent more than {MAX_EVENTS_PER_CALL} log/progress events in one call; dropping the rest");
+    /// Charges one emission of `kind` of `bytes` (its JSON on the wire) to the call's budget;
+    /// false if it must not go out. Past the output limit, the next epoch check (or the host
+    /// import's caller) ends the call with the output-limit error; past a kind's cap, this one
+    /// is dropped and the host log says so once a call.
+    pub(crate) fn emit(&mut self, kind: Emission, bytes: usize) -> bool {
+        match self.budget.charge(kind, bytes) {
+            Ok(()) => true,
+            Err(Refusal::OverLimit) => false,
+            Err(Refusal::TooMany(kind)) => {
+                if self.budget.first_too_many(kind) {
+                    tracing::warn!(plugin = %self.plugin, "plugin sent more than {} {} in one call; dropping the rest", kind.cap(), kind.describe());
+                }
+                false
+            }
         }
-        self.event_bytes <= self.output_limit && self.events_sent <= MAX_EVENTS_PER_CALL
     }
 
-    /// Sends `event` to the protocol layer if it is admitted.
+    /// Sends `event` to the protocol layer if the budget admits its `bytes`.
     pub(crate) fn send(&mut self, event: GuestEvent, bytes: usize) {
-        if self.admit(bytes)
+        if self.emit(Emission::Event, bytes)
             && let Some(events) = &self.scope.events
         {
             let _ = events.send(event);
         }
-    }
-
-    /// Bytes of events so far.
-    pub(crate) fn event_bytes(&self) -> usize {
-        self.event_bytes
     }
 
     /// Whether the guest asked for more memory than its limit.

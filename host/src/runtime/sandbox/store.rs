@@ -13,6 +13,7 @@ use wasmtime_wasi_http::WasiHttpCtx;
 use super::error::{CallError, Interrupt};
 use super::scope::CallScope;
 use super::state::{HostState, MemoryLimiter};
+use crate::runtime::budget::CallBudget;
 use crate::runtime::guest_io::GuestOutput;
 use crate::runtime::limits::Limits;
 use crate::runtime::network::NetworkAccess;
@@ -61,9 +62,8 @@ impl StoreBuilder<'_> {
             plugin: plugin.clone(),
             scope,
             deadline,
-            events_sent: 0,
-            event_bytes: 0,
-            output_limit: limits.output_bytes,
+            budget: CallBudget::new(limits.output_bytes),
+            stderr: stderr.clone(),
         };
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limiter);
@@ -76,7 +76,7 @@ impl StoreBuilder<'_> {
             if Instant::now() >= state.deadline {
                 return Err(Interrupt::Deadline.into());
             }
-            if state.event_bytes > state.output_limit {
+            if state.budget.exhausted() {
                 return Err(Interrupt::OutputLimit.into());
             }
             // Yield so that a guest that computes for long shares its tokio thread fairly.

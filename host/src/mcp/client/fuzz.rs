@@ -1,0 +1,73 @@
+//! Fuzz target: the `inputResponses` of a 2026-07-28 request (multi round-trip), as the client
+//! sends them, replayed to a guest asking random questions. A request whose params do not
+//! parse is refused before any guest runs; otherwise every question gets exactly the answer
+//! filed under its key, or becomes a question for the client; nothing panics.
+
+use proptest::prelude::*;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities};
+use serde_json::{Value, json};
+
+use super::ReplayClient;
+use crate::fuzzing::json_value;
+use crate::runtime::sandbox::{ClientError, ClientMethod, ClientRequests};
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (prop::sample::select(&["sampling", "elicitation", "roots"][..]), 0usize..4)
+            .prop_map(|(k, n)| format!("{k}-{n}")),
+        ".{0,10}",
+    ]
+}
+
+fn question() -> impl Strategy<Value = (ClientMethod, Value)> {
+    let method = prop_oneof![Just(ClientMethod::Sample), Just(ClientMethod::Elicit)];
+    let params = prop_oneof![
+        Just(json!({ "messages": [], "maxTokens": 5 })),
+        Just(json!({ "message": "name?", "requestedSchema": { "type": "object", "properties": {} } })),
+        json_value(),
+    ];
+    (method, params)
+}
+
+proptest! {
+    #[test]
+    fn fuzz_input_responses(
+        responses in prop_oneof![
+            prop::collection::btree_map(key(), json_value(), 0..4).prop_map(|m| json!(m)),
+            json_value(),
+        ],
+        questions in prop::collection::vec(question(), 0..5),
+        capable in any::<bool>(),
+    ) {
+        let params = json!({ "name": "t", "arguments": {}, "inputResponses": responses });
+        let Ok(request) = serde_json::from_value::<CallToolRequestParams>(params) else {
+            // rmcp refuses the request with invalid params; no guest runs.
+            return Ok(());
+        };
+        let answers = request.input_responses.unwrap_or_default();
+        let capabilities: ClientCapabilities = if capable {
+            serde_json::from_value(json!({ "sampling": {}, "elicitation": {} })).map_err(|e| TestCaseError::fail(e.to_string()))?
+        } else {
+            ClientCapabilities::default()
+        };
+        let client = ReplayClient::new(Some(answers.clone()), Some(capabilities));
+        let mut unanswered = Vec::new();
+        for (number, (method, params)) in questions.into_iter().enumerate() {
+            let kind = match method { ClientMethod::Sample => "sampling", ClientMethod::Elicit => "elicitation" };
+            let key = format!("{kind}-{number}");
+            let outcome = futures::executor::block_on(client.request(method, params));
+            match (outcome, answers.get(&key)) {
+                (Ok(answer), Some(expected)) => prop_assert_eq!(&answer, expected),
+                (Ok(answer), None) => prop_assert!(false, "{key} answered with {answer} from nowhere"),
+                (Err(ClientError::MissingCapability(_)), _) => prop_assert!(!capable),
+                (Err(ClientError::InputRequired), None) => unanswered.push(key),
+                (Err(ClientError::Refused(_)), None) => {}
+                (Err(other), answer) => prop_assert!(false, "{key}: {other:?} although answered with {answer:?}"),
+            }
+        }
+        let mut asked: Vec<String> = client.take_questions().into_keys().collect();
+        asked.sort();
+        unanswered.sort();
+        prop_assert_eq!(asked, unanswered);
+    }
+}

@@ -1,0 +1,139 @@
+//! One output budget (issue 13, class A): everything a call emits is measured as the JSON it
+//! becomes, whichever field carries it, and counted against one limit; questions to the
+//! client are capped per call; logs a guest sends through the host reach the host's stderr only
+//! within the budget its stderr has; memory from large results goes back. The `overflow`
+//! fixture makes each attack; `conformance` is the bystander that keeps answering.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn overflow(extra: &[&str]) -> Server {
+    let mut args = vec![fixture("overflow").into_os_string(), plugin("conformance").into_os_string()];
+    args.extend(extra.iter().map(Into::into));
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    server
+}
+
+fn assert_over_limit(result: &Value) {
+    assert_eq!(result["isError"], true, "{result}");
+    let message = text(result);
+    assert!(
+        message.contains("plugin `overflow` sent") && message.contains("over its output limit of 1 MiB"),
+        "{message}"
+    );
+}
+
+#[test]
+fn every_field_of_a_result_counts() {
+    let mut server = overflow(&["--max-output", "1"]);
+    // Before: only text, data, uri and name were counted; a description went out free.
+    assert_over_limit(&call_tool(&mut server, "overflow.fat_link", json!({ "bytes": 1_200_000 })));
+    let fits = call_tool(&mut server, "overflow.fat_link", json!({ "bytes": 100_000 }));
+    assert_eq!(fits["content"][0]["description"].as_str().map(str::len), Some(100_000), "{fits}");
+    // So does an error's message.
+    assert_over_limit(&call_tool(&mut server, "overflow.fat_error", json!({ "bytes": 1_200_000 })));
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn json_escaping_counts() {
+    let mut server = overflow(&["--max-output", "1"]);
+    // 300,000 characters, 1.8 MB once escaped as \u0001: over 1 MiB on the wire.
+    assert_over_limit(&call_tool(&mut server, "overflow.escapes", json!({ "bytes": 300_000 })));
+    let fits = call_tool(&mut server, "overflow.escapes", json!({ "bytes": 100_000 }));
+    assert_eq!(text(&fits).len(), 100_000);
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn questions_to_the_client_are_capped_per_call() {
+    let mut server = overflow(&[]);
+    // The client offers no elicitation, so every question is refused; past 64 in one call,
+    // they are refused as too many before anything goes to the client.
+    let result = call_tool(&mut server, "overflow.ask_flood", json!({ "count": 100 }));
+    assert_eq!(text(&result), "refused 36", "{result}");
+    assert!(server.wait_for_log("more than 64 requests to the client", WAIT), "{}", server.stderr());
+    assert_still_serving(&mut server);
+}
+
+#[test]
+fn logs_through_the_host_share_the_stderr_budget() {
+    let mut server = overflow(&[]);
+    // 2 MiB of warnings in 1 KiB lines: the client may get them all (within the output
+    // limit), the host's stderr at most its 256 KiB guest-log budget.
+    let result = call_tool(&mut server, "overflow.log_to_host", json!({ "bytes": 2 << 20 }));
+    assert_eq!(text(&result), "logged", "{result}");
+    assert!(server.wait_for_log("log budget was dropped", WAIT), "{}", server.stderr());
+    let logged = server.stderr().matches(&"L".repeat(1024)).count();
+    assert!((200..=256).contains(&logged), "{logged} lines of 1 KiB reached the host's stderr");
+    assert_still_serving(&mut server);
+}
+
+/// Resident memory of a process, in bytes (Linux).
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The peak resident memory since the last reset (`clear_refs`), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn memory_from_large_results_is_returned() {
+    let mut server = chaos(&["--max-output", "16"]);
+    let near_limit = json!({ "bytes": 15 << 20 });
+    // Warm up: the first large call sizes the pools and caches that stay.
+    call_tool(&mut server, "chaos.big_output", near_limit.clone());
+    std::thread::sleep(Duration::from_millis(500));
+    let baseline = rss(server.pid());
+    for _ in 0..3 {
+        let ids: Vec<i64> = (0..8)
+            .map(|_| {
+                let id = server.fresh_id();
+                server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": { "name": "chaos.big_output", "arguments": near_limit } }));
+                id
+            })
+            .collect();
+        for id in ids {
+            let response = server.read_until(|m| m["id"] == id);
+            assert_eq!(response["result"]["isError"], false, "{response}");
+        }
+    }
+    let peak = rss(server.pid());
+    // The pooling allocator returns a freed instance's pages in batches of 64 per CPU (one
+    // TLB flush per batch, runtime/engine.rs): trivial calls after the burst flush them.
+    for _ in 0..160 {
+        call_tool(&mut server, "chaos.echo", json!({ "value": 1 }));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss(server.pid());
+    eprintln!(
+        "rss: baseline {} MiB, right after 24 results of 15 MiB {} MiB, then {} MiB",
+        baseline >> 20,
+        peak >> 20,
+        after >> 20
+    );
+    assert!(after <= baseline + baseline / 4, "rss grew from {} MiB to {} MiB", baseline >> 20, after >> 20);
+
+    // One call's peak: the guest's 15 MiB string in its own memory (bounded by its memory
+    // limit), and the host's copies of the result (lifted, converted, serialized, written).
+    let pid = server.pid();
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+    let before = rss(pid);
+    call_tool(&mut server, "chaos.big_output", near_limit);
+    let extra = peak_rss(pid).saturating_sub(before);
+    eprintln!("one call of 15 MiB: peak {} MiB over {} MiB", extra >> 20, before >> 20);
+    let guest = 16 << 20;
+    assert!(extra < 3 * (16 << 20) + guest, "one 15 MiB result took {} MiB at its peak", extra >> 20);
+    assert_still_serving(&mut server);
+}

@@ -1,0 +1,70 @@
+//! Compilation is bounded (issue 13, class 5): a plugin file over the size limit is refused
+//! before it is read, and one whose compilation takes longer than the time limit is stopped
+//! (its compiling process killed, not merely abandoned) and refused by name, while the other
+//! plugins load and serve.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// The processes compiling a file under `dir` (the child processes of bounded compilation).
+fn compiling_in(dir: &std::path::Path) -> usize {
+    let needle = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter(|cmdline| cmdline.contains("__compile") && cmdline.contains(&needle))
+        .count()
+}
+
+#[test]
+fn a_compilation_over_the_time_limit_is_stopped_and_the_others_serve() {
+    let cache = temp_dir();
+    let cache_arg = cache.path().as_os_str().to_owned();
+    // The bystander compiled once within the default bound: remembered, so it loads in process.
+    let status = mcpbox("compile").arg(plugin("conformance")).arg("--cache-dir").arg(&cache_arg).status().unwrap();
+    assert!(status.success());
+    let args = [
+        plugin("fs").into_os_string(),
+        plugin("conformance").into_os_string(),
+        "--cache-dir".into(),
+        cache_arg,
+        "--compile-timeout".into(),
+        "0.2".into(),
+    ];
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    assert!(
+        server.wait_for_log("fs.wasm took longer than 0.2 s, the compile time limit, and was stopped", WAIT),
+        "{}",
+        server.stderr()
+    );
+    assert_still_serving(&mut server);
+    let tools = server.result("tools/list", json!({}));
+    assert!(!tools.to_string().contains("\"fs."), "fs must not be served: {tools}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(compiling_in(cache.path()), 0, "the compiling process must be gone");
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_refused_and_the_others_serve() {
+    let dir = temp_dir();
+    let big = dir.path().join("big.wasm");
+    std::fs::write(&big, vec![0u8; 3 << 20]).unwrap();
+    let mut server = Server::start(&[
+        big.into_os_string(),
+        plugin("conformance").into_os_string(),
+        "--max-plugin-mib".into(),
+        "2".into(),
+    ]);
+    server.initialize("2025-06-18", json!({}));
+    assert!(
+        server.wait_for_log("big.wasm is 3.0 MiB, over the 2 MiB limit for plugin files", WAIT),
+        "{}",
+        server.stderr()
+    );
+    assert_still_serving(&mut server);
+}
