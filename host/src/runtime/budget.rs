@@ -259,6 +259,19 @@ mod tests {
     }
 
     #[test]
+    fn the_shared_budget_refuses_past_its_size_and_returns_what_is_dropped() {
+        // (The only test in this process that takes shares: no plugin runs in unit tests.)
+        let most = take_shared(SHARED_OUTPUT_BYTES - (1 << 20)).expect("the whole budget is free");
+        let held = OutputHold::default();
+        held.keep(take_shared(1 << 20).expect("the last MiB is free"));
+        assert!(take_shared(1).is_none(), "a spent budget refuses");
+        drop(held);
+        assert!(take_shared(1 << 20).is_some(), "a dropped hold returns its share");
+        drop(most);
+        assert!(take_shared(SHARED_OUTPUT_BYTES).is_some());
+    }
+
+    #[test]
     fn caps_and_limit() {
         let mut budget = CallBudget::new(1_000);
         assert_eq!(budget.charge(Emission::Event, 100), Ok(()));

@@ -128,7 +128,24 @@ fn loading_messages() -> Vec<String> {
         ),
         check(&[], Some("plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n")),
         check(&[], Some("[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n")),
+        check(&[("x.wasm", &echo)], Some("plugins = [\"x.wasm\"]\n[limits]\nmax_plugin_mib = 0\n")),
+        check(&[("big.wasm", &bytes_file(scratch.path(), "big", &vec![0; 3 << 20]))], Some("plugins = [\"big.wasm\"]\n[limits]\nmax_plugin_mib = 2\n")),
+        bounded_compile_message(),
     ]
+}
+
+/// A plugin that mcpbox has not compiled before, with a compile time limit it cannot meet.
+fn bounded_compile_message() -> String {
+    let cache = temp_dir();
+    let output = mcpbox("check")
+        .arg(plugin("fs"))
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--compile-timeout")
+        .arg("0.01")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// What mcpbox says when it cannot start as asked (and the one warning it starts with).
@@ -212,6 +229,12 @@ fn call_messages() -> Vec<String> {
     ] {
         messages.push(text(&call_tool(&mut server, tool, arguments)));
     }
+    // The `liar` fixture as `x`: structured content that breaks its output schema.
+    let dir = temp_dir();
+    std::fs::copy(fixture("liar"), dir.path().join("x.wasm")).unwrap();
+    let mut liar = Server::start(&[dir.path().join("x.wasm")]);
+    liar.initialize("2025-06-18", json!({}));
+    messages.push(text(&call_tool(&mut liar, "x.count", json!({ "kind": "wrong" }))));
     messages
 }
 
