@@ -68,3 +68,20 @@ fn a_file_over_the_size_limit_is_refused_and_the_others_serve() {
     );
     assert_still_serving(&mut server);
 }
+
+#[test]
+fn a_compilation_stops_when_mcpbox_dies() {
+    let cache = temp_dir();
+    let server = Server::start(&[plugin("fs").into_os_string(), "--cache-dir".into(), cache.path().as_os_str().into()]);
+    let started = std::time::Instant::now();
+    while compiling_in(cache.path()) == 0 {
+        assert!(started.elapsed() < WAIT, "no compiling process appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(server); // SIGKILL: mcpbox cannot clean up after itself
+    let killed = std::time::Instant::now();
+    while compiling_in(cache.path()) > 0 {
+        assert!(killed.elapsed() < Duration::from_millis(500), "the compilation outlived mcpbox");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -171,8 +171,11 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
     }
     // Errors only: the pipe is read once the child is done, so a chatty child (MCPBOX_LOG=debug
     // logs every Cranelift pass) must not fill it and stall.
-    command.arg(path).env("MCPBOX_LOG", "error").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    // Its stdin is a pipe mcpbox holds while it waits: if mcpbox dies, the pipe closes and the
+    // child stops too (see `compile_child`), so no compilation outlives the server.
+    command.arg(path).env("MCPBOX_LOG", "error").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = command.spawn().context("cannot start a process to compile in")?;
+    let _lifeline = child.stdin.take();
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().context("cannot wait for the compiling process")? {
@@ -207,6 +210,11 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
 /// `mcpbox __compile`: the child side. Builds the engine from `options` and compiles `path`,
 /// which stores the result in the compile cache.
 pub fn compile_child(options: &EngineOptions, path: &Path) -> Result<()> {
+    // The parent holds our stdin open while it waits; end of input means it is gone.
+    std::thread::spawn(|| {
+        let _ = std::io::stdin().read(&mut [0u8; 1]);
+        std::process::exit(3);
+    });
     let (engine, _) = build_engine_with_cache(options)?;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     Component::new(&engine, &bytes)

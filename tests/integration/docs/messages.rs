@@ -129,7 +129,10 @@ fn loading_messages() -> Vec<String> {
         check(&[], Some("plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n")),
         check(&[], Some("[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n")),
         check(&[("x.wasm", &echo)], Some("plugins = [\"x.wasm\"]\n[limits]\nmax_plugin_mib = 0\n")),
-        check(&[("big.wasm", &bytes_file(scratch.path(), "big", &vec![0; 3 << 20]))], Some("plugins = [\"big.wasm\"]\n[limits]\nmax_plugin_mib = 2\n")),
+        check(
+            &[("big.wasm", &bytes_file(scratch.path(), "big", &vec![0; 3 << 20]))],
+            Some("plugins = [\"big.wasm\"]\n[limits]\nmax_plugin_mib = 2\n"),
+        ),
         bounded_compile_message(),
     ]
 }
