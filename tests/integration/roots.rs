@@ -143,3 +143,25 @@ fn each_plugin_gets_the_directories_its_config_grants() {
         .result("tools/call", json!({ "name": "chaos.read_path", "arguments": { "path": "/roots/inner/note.txt" } }));
     assert_eq!(text(&note), "plugin data");
 }
+
+#[test]
+fn a_stateless_client_announcing_roots_changes_is_never_asked() {
+    // 2026-07-28 removed notifications/roots/list_changed and server-to-client requests: a
+    // stateless client that still sends it over stdio must not get a roots/list request, nor
+    // make mcpbox log a failed one.
+    let allowed = temp_dir();
+    let mut server = Server::start(&[fixture("chaos").into_os_string(), "--root".into(), allowed.path().into()]);
+    let before = server.call("tools/list", modern(json!({})));
+    assert!(before["result"]["tools"].is_array(), "{before}");
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed", "params": { "_meta": modern_meta() } }));
+    let after = server.call("tools/call", modern(json!({ "name": "chaos.granted" })));
+    let name = allowed.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(after["result"]["structuredContent"]["dirs"][0]["name"], name, "{after}");
+    assert!(
+        server.read(std::time::Duration::from_millis(500)).is_none(),
+        "nothing more may come: {:?}",
+        server.backlog
+    );
+    assert!(server.backlog.iter().all(|m| m["method"] != "roots/list"), "{:?}", server.backlog);
+    assert!(!server.stderr().contains("roots/list failed"), "{}", server.stderr());
+}

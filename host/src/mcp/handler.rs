@@ -296,7 +296,14 @@ impl ServerHandler for Session {
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.refresh_roots(context);
+        // Only a legacy session that declared roots can be asked (2025-06-18 client/roots).
+        // 2026-07-28 removed the notification and server-to-client requests with it: a
+        // stateless client never initialized, so there is nobody to ask; ignore it.
+        if context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
+            self.refresh_roots(context);
+        } else {
+            tracing::debug!("ignoring notifications/roots/list_changed: not a legacy session that declared roots");
+        }
     }
 }
 
