@@ -85,3 +85,22 @@ fn a_compilation_stops_when_mcpbox_dies() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn without_its_own_executable_mcpbox_still_loads_new_plugins() {
+    // mcpbox replaced by an upgrade while it runs: no child can be started from its file, so a
+    // new plugin is compiled in process (without the time limit), with a warning, and served.
+    let bin = temp_dir();
+    let program = bin.path().join("mcpbox");
+    std::fs::copy(env!("CARGO_BIN_EXE_mcpbox"), &program).unwrap();
+    let plugins = temp_dir();
+    let cache = temp_dir();
+    let args = [plugins.path().as_os_str(), "--cache-dir".as_ref(), cache.path().as_os_str()];
+    let mut server = Server::start_program(&program, &args);
+    server.initialize("2025-06-18", json!({}));
+    std::fs::remove_file(&program).unwrap();
+    std::fs::copy(plugin("conformance"), plugins.path().join("conformance.wasm")).unwrap();
+    assert!(server.wait_for_log("without the time limit", WAIT), "{}", server.stderr());
+    assert!(server.wait_for_log("loaded plugin plugin=conformance", WAIT), "{}", server.stderr());
+    assert_still_serving(&mut server);
+}

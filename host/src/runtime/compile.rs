@@ -108,7 +108,17 @@ impl Compiler {
         if let Some(options) = &self.child_options {
             let marker = vetted_marker(options, &bytes);
             if !marker.as_ref().is_some_and(|m| m.exists()) {
-                compile_in_child(options, path, self.bounds.timeout)?;
+                match compile_in_child(options, path, self.bounds.timeout) {
+                    Ok(()) => {}
+                    // mcpbox's own file is gone (replaced by an upgrade while it runs, say):
+                    // compiling in process, unbounded in time, beats not loading at all.
+                    Err(ChildError::CannotStart(why)) => {
+                        tracing::warn!("{why}; compiling {} in process, without the time limit", path.display());
+                        return Component::new(&self.engine, &bytes)
+                            .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()));
+                    }
+                    Err(ChildError::Failed(error)) => return Err(error),
+                }
                 if let Some(marker) = &marker {
                     // Only a shortcut for next time: if it cannot be written, the file is
                     // compiled in a child again.
@@ -155,10 +165,25 @@ fn vetted_marker(options: &EngineOptions, bytes: &[u8]) -> Option<PathBuf> {
     options.cache_dir.as_ref().map(|dir| dir.join("mcpbox-compiled-within-bounds").join(name))
 }
 
+/// Why a compilation in a child process did not succeed.
+enum ChildError {
+    /// The child could not be started at all.
+    CannotStart(String),
+    /// It ran and failed, or ran out of time.
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ChildError {
+    fn from(error: anyhow::Error) -> Self {
+        ChildError::Failed(error)
+    }
+}
+
 /// Compiles `path` in a child process into the compile cache, killing it after `timeout`.
-fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> Result<()> {
-    let exe = std::env::current_exe().context("cannot find mcpbox's own executable to compile in")?;
-    let mut command = Command::new(exe);
+fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> Result<(), ChildError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| ChildError::CannotStart(format!("cannot find mcpbox's own executable to compile in: {e}")))?;
+    let mut command = Command::new(&exe);
     command.arg("__compile").arg("--max-memory-bytes").arg(options.max_memory_bytes.to_string());
     if let Some(dir) = &options.cache_dir {
         command.arg("--cache-dir").arg(dir);
@@ -174,7 +199,9 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
     // Its stdin is a pipe mcpbox holds while it waits: if mcpbox dies, the pipe closes and the
     // child stops too (see `compile_child`), so no compilation outlives the server.
     command.arg(path).env("MCPBOX_LOG", "error").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = command.spawn().context("cannot start a process to compile in")?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| ChildError::CannotStart(format!("cannot start {} to compile in: {e}", exe.display())))?;
     let _lifeline = child.stdin.take();
     let started = Instant::now();
     let status = loop {
@@ -184,11 +211,11 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
         if started.elapsed() >= timeout {
             let _ = child.kill();
             let _ = child.wait();
-            bail!(
+            return Err(ChildError::Failed(anyhow!(
                 "compiling {} took longer than {} s, the compile time limit, and was stopped (--compile-timeout, [limits] compile_timeout_ms)",
                 path.display(),
                 timeout.as_secs_f64()
-            );
+            )));
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -202,9 +229,9 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
     // The child's error is its last `mcpbox: ...` message, which may span lines.
     let reason = stderr.rfind("mcpbox: ").map_or("", |at| &stderr[at + "mcpbox: ".len()..]).trim();
     if reason.is_empty() {
-        bail!("compiling {} failed ({status})", path.display());
+        return Err(ChildError::Failed(anyhow!("compiling {} failed ({status})", path.display())));
     }
-    Err(anyhow!(reason.to_owned()))
+    Err(ChildError::Failed(anyhow!(reason.to_owned())))
 }
 
 /// `mcpbox __compile`: the child side. Builds the engine from `options` and compiles `path`,

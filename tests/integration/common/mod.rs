@@ -93,6 +93,11 @@ impl Server {
         Server::spawn_command(wrapper, "serve", args, &[])
     }
 
+    /// `PROGRAM serve ARGS`: another copy of mcpbox.
+    pub fn start_program<S: AsRef<std::ffi::OsStr>>(program: &Path, args: &[S]) -> Server {
+        Server::spawn_command(Command::new(program), "serve", args, &[])
+    }
+
     fn spawn<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S], env: &[(&str, &str)]) -> Server {
         Server::spawn_command(Command::new(env!("CARGO_BIN_EXE_mcpbox")), command, args, env)
     }
