@@ -25,5 +25,6 @@ mod plain;
 mod protocol;
 mod real_client;
 mod reload;
+mod request_state;
 mod roots;
 mod sandbox;

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServeArgs, Settings};
+use crate::mcp::StateKeys;
 use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
 use crate::runtime::compile::Compiler;
@@ -43,7 +44,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     );
     let live = load(&compiler, &settings).await;
     let watching = settings.watch && !settings.plugin_paths.is_empty();
-    let state = McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching)?;
+    let state_keys = StateKeys::load(settings.request_state_keys.as_deref(), settings.request_state_ttl)?;
+    let state = McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching, state_keys)?;
     if watching {
         let reloader = Reloader::new(
             compiler.clone(),

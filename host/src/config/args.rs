@@ -41,6 +41,14 @@ pub struct ServeArgs {
     /// the plugin refused [default: 300].
     #[arg(long, value_name = "SECONDS")]
     pub compile_timeout: Option<f64>,
+    /// Keys that seal the `requestState` of multi round-trip requests: a file with one base64
+    /// 32-byte key a line, the first sealing and all opening (rotate by adding a new first
+    /// line) [default: a key made per process; retries then work only on that process].
+    #[arg(long, value_name = "FILE", env = "MCPBOX_REQUEST_STATE_KEYS")]
+    pub request_state_keys: Option<PathBuf>,
+    /// How long a `requestState` stays valid, in seconds [default: 600].
+    #[arg(long, value_name = "SECONDS")]
+    pub request_state_ttl: Option<f64>,
     /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
     #[arg(long, value_name = "DIR", env = "MCPBOX_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,

@@ -31,6 +31,9 @@ use crate::runtime::roots::AllowedDir;
 
 /// Default largest JSON-RPC message (a stdin line or an HTTP body).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// How long a multi round-trip `requestState` stays valid by default.
+pub const DEFAULT_REQUEST_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 /// The smallest and largest JSON-RPC message limit: below 1 KiB not even `initialize` fits;
 /// above 1 GiB one message could hold the host's memory.
 const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
@@ -64,6 +67,10 @@ pub struct Settings {
     pub copy_on_write_reason: String,
     /// How big a plugin file may be and how long it may take to compile.
     pub compile_bounds: CompileBounds,
+    /// The file of the keys that seal `requestState`, if the operator gave one.
+    pub request_state_keys: Option<PathBuf>,
+    /// How long a `requestState` stays valid.
+    pub request_state_ttl: std::time::Duration,
 }
 
 impl Settings {
@@ -75,6 +82,10 @@ impl Settings {
         let plugin_paths = plugin_paths(&file, args);
         let limits = call_limits(&file, args, &mut problems);
         let compile_bounds = compile_bounds(&file, args, &mut problems);
+        let request_state_ttl = problems
+            .take(flag_limit(args.request_state_ttl, "--request-state-ttl", limits::timeout_from_secs))
+            .flatten()
+            .unwrap_or(DEFAULT_REQUEST_STATE_TTL);
         let plugin_configs = plugin::plugin_configs(&file, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
@@ -94,6 +105,8 @@ impl Settings {
             copy_on_write_reason,
             plugin_paths,
             compile_bounds,
+            request_state_keys: args.request_state_keys.clone(),
+            request_state_ttl,
         })
     }
 }

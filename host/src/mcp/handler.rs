@@ -11,10 +11,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
@@ -23,6 +23,7 @@ use super::era::Era;
 use super::errors::{request_error, tool_failure};
 use super::notify::{Notifier, Subscriptions, pump};
 use super::paging::page;
+use super::request_state::request_digest;
 use super::roots::SessionRoots;
 use super::state::McpState;
 use crate::runtime::budget::OutputHold;
@@ -105,14 +106,17 @@ impl ServerHandler for Session {
         if catalog.tool(&name).is_none() {
             return Err(request_error(CallError::UnknownTool { name }));
         }
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let answers = request.input_responses.unwrap_or_default();
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let digest = request_digest("tools/call", &name, &arguments);
+        let arguments = arguments.to_string();
+        let answers =
+            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
         // The result's share of the output all calls may hold is kept until it is converted.
         let hold = OutputHold::default();
         let called = self
             .with_scope(&context, Some(&answers), |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
         let result = match called.await {
-            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Err(questions) => return Ok(CallToolResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
             Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
             Ok(Err(error)) => tool_failure(&name, error)?,
         };
@@ -156,16 +160,18 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let answers = request.input_responses.unwrap_or_default();
         let catalog = self.state.catalog();
         let uri = request.uri;
+        let digest = request_digest("resources/read", &uri, &serde_json::Value::Null);
+        let answers =
+            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
         let hold = OutputHold::default();
         let held = &hold;
         let read = self.with_scope(&context, Some(&answers), |scope| async move {
             catalog.read_resource(&uri, &scope.holding(held)).await
         });
         match read.await {
-            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
+            Err(questions) => Ok(ReadResourceResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
             Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
         }
     }
@@ -185,14 +191,17 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let catalog = self.state.catalog();
-        let arguments = convert::prompt_arguments(request.arguments.unwrap_or_default());
-        let answers = request.input_responses.unwrap_or_default();
         let name = request.name;
+        let raw_arguments = request.arguments.unwrap_or_default();
+        let digest = request_digest("prompts/get", &name, &serde_json::to_value(&raw_arguments).unwrap_or_default());
+        let arguments = convert::prompt_arguments(raw_arguments);
+        let answers =
+            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
         let hold = OutputHold::default();
         let got = self
             .with_scope(&context, Some(&answers), |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
         match got.await {
-            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
+            Err(questions) => Ok(GetPromptResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
             Ok(got) => {
                 let result = got.map_err(request_error)?;
                 Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
@@ -312,5 +321,17 @@ impl Session {
     fn refresh_roots(&self, context: NotificationContext<RoleServer>) {
         let session = self.clone();
         tokio::spawn(async move { session.roots.refresh(context.peer, &session.state.allowed).await });
+    }
+
+    /// `questions` with the answers so far sealed into their `requestState` (2026-07-28 basic
+    /// §Multi round-trip requests), so that the client need only answer the new questions.
+    fn sealed(
+        &self,
+        mut questions: InputRequiredResult,
+        digest: &str,
+        answers: &rmcp::model::InputResponses,
+    ) -> Result<InputRequiredResult, McpError> {
+        questions.request_state = Some(self.state.state_keys.seal(digest, answers)?);
+        Ok(questions)
     }
 }

@@ -10,6 +10,7 @@
 //! - `notify`: hot-reload changes and resource updates, told to clients of both eras;
 //! - `convert`, `errors`, `paging`: plugin values to MCP types, failures to MCP outcomes,
 //!   cursors;
+//! - `request_state`: the sealed `requestState` of multi round-trip requests;
 //! - [`transport`]: stdio and Streamable HTTP.
 
 mod client;
@@ -20,10 +21,12 @@ mod events;
 mod handler;
 mod notify;
 mod paging;
+mod request_state;
 mod roots;
 mod scope;
 mod state;
 pub mod transport;
 
 pub use handler::Session;
+pub(crate) use request_state::StateKeys;
 pub use state::McpState;

@@ -7,6 +7,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, Tool};
 
 use super::convert;
+use super::request_state::StateKeys;
 use crate::runtime::roots::{self, AllowedDir, Grant};
 use crate::runtime::{Catalog, LiveCatalog};
 
@@ -44,6 +45,8 @@ pub struct McpState {
     /// The lists of the catalog they were made for (weak: an old catalog is not kept alive,
     /// and its address cannot be reused while the weak reference exists).
     lists: Mutex<(Weak<Catalog>, Arc<Lists>)>,
+    /// Seal and open the `requestState` of multi round-trip requests.
+    pub(crate) state_keys: StateKeys,
 }
 
 impl McpState {
@@ -54,6 +57,7 @@ impl McpState {
         allowed: Vec<AllowedDir>,
         page_size: usize,
         watching: bool,
+        state_keys: StateKeys,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
         let lists = Lists::of(&catalog).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
@@ -65,6 +69,7 @@ impl McpState {
             page_size: page_size.max(1),
             watching,
             lists: Mutex::new((Arc::downgrade(&catalog), Arc::new(lists))),
+            state_keys,
         }))
     }
 

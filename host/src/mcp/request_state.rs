@@ -1,0 +1,256 @@
+//! Sealed `requestState` (2026-07-28 basic §Multi round-trip requests; issue 14, item 2). When
+//! a call stops to ask the client, the server may hand back a `requestState` the client echoes
+//! on the retry; the spec says to treat it as attacker-controlled and integrity-protect it.
+//! mcpbox carries in it what the retry needs (the answers so far) and binds it to its request:
+//! an expiry, a digest of the method and its salient parameters, and a slot for the principal
+//! (filled once requests carry one). It is sealed with AES-256-GCM (`ring`, which rustls already
+//! brings): tampered, expired, foreign or mismatched state is refused and nothing runs.
+//!
+//! Keys come from the operator (`--request-state-keys FILE`: one base64 32-byte key a line;
+//! the first seals, all open, so keys rotate by adding a new first line and dropping the old
+//! one later); without one, a key is generated per process, with a warning that retries then
+//! only work on the same process.
+//!
+//! The format: base64url(key id (4 bytes) ‖ nonce (12) ‖ AES-256-GCM(JSON payload) ‖ tag (16)),
+//! the payload `{"v":1,"exp":ms,"req":"sha256 hex","principal":null,"answers":{...}}`, at most
+//! [`MAX_STATE_BYTES`] sealed.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use ring::rand::{SecureRandom, SystemRandom};
+use rmcp::ErrorData as McpError;
+use rmcp::model::InputResponses;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The largest `requestState` mcpbox hands out or accepts, in bytes (base64 text).
+pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
+/// Bound into every seal, so that no other use of these keys can produce a valid state.
+const AAD: &[u8] = b"mcpbox requestState v1";
+const KEY_ID_LEN: usize = 4;
+
+/// What a `requestState` carries.
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    v: u8,
+    /// Expiry, milliseconds since the Unix epoch.
+    exp: u64,
+    /// [`request_digest`] of the request it belongs to.
+    req: String,
+    /// Who made the request, once requests carry a principal (the authorization work).
+    principal: Option<String>,
+    /// The client's answers so far, by question key.
+    answers: InputResponses,
+}
+
+/// The keys that seal and open `requestState`.
+pub(crate) struct StateKeys {
+    /// (id, key); the first seals.
+    keys: Vec<([u8; KEY_ID_LEN], LessSafeKey)>,
+    ttl: Duration,
+    random: SystemRandom,
+}
+
+impl StateKeys {
+    /// The keys in `file` (one base64 32-byte key a line, `#` comments), or one generated now.
+    pub(crate) fn load(file: Option<&Path>, ttl: Duration) -> Result<StateKeys> {
+        let random = SystemRandom::new();
+        let raw: Vec<Vec<u8>> = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the request state keys {}", path.display()))?;
+                let mut keys = Vec::new();
+                for (number, line) in text.lines().enumerate() {
+                    let line = line.trim();
+                    if line.is_empty() || line.starts_with('#') {
+                        continue;
+                    }
+                    let key = STANDARD.decode(line).ok().filter(|k| k.len() == 32);
+                    let Some(key) = key else {
+                        bail!(
+                            "{}:{}: a request state key is 32 bytes in base64 (`openssl rand -base64 32`)",
+                            path.display(),
+                            number + 1
+                        );
+                    };
+                    keys.push(key);
+                }
+                if keys.is_empty() {
+                    bail!("{} holds no request state key", path.display());
+                }
+                keys
+            }
+            None => {
+                tracing::warn!(
+                    "no --request-state-keys: multi round-trip state is sealed with a key made for this process, \
+                     so a retry works only on this process (give every replica the same key file)"
+                );
+                let mut key = vec![0u8; 32];
+                random.fill(&mut key).map_err(|_| anyhow::anyhow!("cannot generate a request state key"))?;
+                vec![key]
+            }
+        };
+        let keys = raw
+            .iter()
+            .map(|bytes| {
+                let mut id = [0u8; KEY_ID_LEN];
+                id.copy_from_slice(&Sha256::digest(bytes)[..KEY_ID_LEN]);
+                let key = UnboundKey::new(&AES_256_GCM, bytes).map_err(|_| anyhow::anyhow!("invalid key"))?;
+                Ok((id, LessSafeKey::new(key)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(StateKeys { keys, ttl, random })
+    }
+
+    /// `answers` sealed for the request whose digest is `request`.
+    pub(crate) fn seal(&self, request: &str, answers: &InputResponses) -> Result<String, McpError> {
+        let payload = Payload {
+            v: 1,
+            exp: now_ms().saturating_add(self.ttl.as_millis() as u64),
+            req: request.to_owned(),
+            principal: None,
+            answers: answers.clone(),
+        };
+        let mut sealed = serde_json::to_vec(&payload)
+            .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
+        let (id, key) = &self.keys[0];
+        let mut nonce = [0u8; NONCE_LEN];
+        self.random.fill(&mut nonce).map_err(|_| McpError::internal_error("cannot make a nonce", None))?;
+        key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(AAD), &mut sealed)
+            .map_err(|_| McpError::internal_error("cannot seal the request state", None))?;
+        let mut token = Vec::with_capacity(KEY_ID_LEN + NONCE_LEN + sealed.len());
+        token.extend_from_slice(id);
+        token.extend_from_slice(&nonce);
+        token.extend_from_slice(&sealed);
+        let text = URL_SAFE_NO_PAD.encode(token);
+        if text.len() > MAX_STATE_BYTES {
+            return Err(McpError::internal_error(
+                format!(
+                    "the answers so far take {} bytes sealed, over the {MAX_STATE_BYTES} a request state may carry",
+                    text.len()
+                ),
+                None,
+            ));
+        }
+        Ok(text)
+    }
+
+    /// The answers a `requestState` carries, if it is one of ours, unexpired, and for the
+    /// request whose digest is `request`; otherwise the JSON-RPC error that refuses the request.
+    pub(crate) fn open(&self, text: &str, request: &str) -> Result<InputResponses, McpError> {
+        let refuse = |why: &str| {
+            McpError::invalid_params(format!("invalid requestState: {why}; repeat the request without it"), None)
+        };
+        if text.len() > MAX_STATE_BYTES {
+            return Err(refuse("too large"));
+        }
+        let token = URL_SAFE_NO_PAD.decode(text).map_err(|_| refuse("not one this server issued"))?;
+        if token.len() < KEY_ID_LEN + NONCE_LEN {
+            return Err(refuse("not one this server issued"));
+        }
+        let (id, rest) = token.split_at(KEY_ID_LEN);
+        let (nonce, sealed) = rest.split_at(NONCE_LEN);
+        let key = self
+            .keys
+            .iter()
+            .find(|(k, _)| k == id)
+            .map(|(_, key)| key)
+            .ok_or_else(|| refuse("not sealed with a key this server holds"))?;
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| refuse("not one this server issued"))?;
+        let mut sealed = sealed.to_vec();
+        let plain = key.open_in_place(nonce, Aad::from(AAD), &mut sealed).map_err(|_| refuse("it was altered"))?;
+        let payload: Payload = serde_json::from_slice(plain).map_err(|_| refuse("not one this server issued"))?;
+        if payload.exp < now_ms() {
+            return Err(refuse("it expired"));
+        }
+        if payload.req != request {
+            return Err(refuse("it belongs to another request"));
+        }
+        Ok(payload.answers)
+    }
+
+    /// The answers for this round: those the state carries, and the request's new ones
+    /// (an answer already given stays as it was).
+    pub(crate) fn answers(
+        &self,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+        request: &str,
+    ) -> Result<InputResponses, McpError> {
+        let mut answers = match state {
+            Some(text) => self.open(text, request)?,
+            None => InputResponses::new(),
+        };
+        for (key, answer) in responses.unwrap_or_default() {
+            answers.entry(key).or_insert(answer);
+        }
+        Ok(answers)
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A digest of a request's method and the parameters that make it the same request (the tool,
+/// prompt or resource, and its arguments, as canonical JSON: serde_json's maps are sorted).
+pub(crate) fn request_digest(method: &str, target: &str, arguments: &Value) -> String {
+    let mut hasher = Sha256::new();
+    for part in [method, target, &arguments.to_string()] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn keys() -> StateKeys {
+        StateKeys::load(None, Duration::from_secs(600)).unwrap()
+    }
+
+    #[test]
+    fn sealed_state_opens_only_unaltered_for_its_request() {
+        let keys = keys();
+        let request = request_digest("tools/call", "x.t", &json!({ "a": 1 }));
+        let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
+        let state = keys.seal(&request, &answers).unwrap();
+        assert_eq!(keys.open(&state, &request).unwrap(), answers);
+        let other = request_digest("tools/call", "x.t", &json!({ "a": 2 }));
+        assert!(keys.open(&state, &other).unwrap_err().message.contains("another request"));
+        let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert!(keys.open(&URL_SAFE_NO_PAD.encode(bytes), &request).unwrap_err().message.contains("altered"));
+        assert!(
+            super::StateKeys::load(None, Duration::from_secs(600))
+                .unwrap()
+                .open(&state, &request)
+                .unwrap_err()
+                .message
+                .contains("key")
+        );
+        let expired = StateKeys { ttl: Duration::ZERO, ..keys };
+        let state = expired.seal(&request, &answers).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(expired.open(&state, &request).unwrap_err().message.contains("expired"));
+    }
+
+    #[test]
+    fn digests_ignore_member_order() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":2,"x":3}}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":{"x":3,"y":2},"b":1}"#).unwrap();
+        assert_eq!(request_digest("m", "t", &a), request_digest("m", "t", &b));
+        assert_ne!(request_digest("m", "t", &a), request_digest("m", "u", &a));
+    }
+}
