@@ -11,10 +11,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequiredResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
@@ -23,7 +23,7 @@ use super::era::Era;
 use super::errors::{request_error, tool_failure};
 use super::notify::{Notifier, Subscriptions, pump};
 use super::paging::page;
-use super::request_state::request_digest;
+use super::request_state::Round;
 use super::roots::SessionRoots;
 use super::state::McpState;
 use crate::runtime::budget::OutputHold;
@@ -106,17 +106,15 @@ impl ServerHandler for Session {
         if catalog.tool(&name).is_none() {
             return Err(request_error(CallError::UnknownTool { name }));
         }
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let digest = request_digest("tools/call", &name, &arguments);
-        let arguments = arguments.to_string();
-        let answers =
-            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let round =
+            Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
         // The result's share of the output all calls may hold is kept until it is converted.
         let hold = OutputHold::default();
-        let called = self
-            .with_scope(&context, Some(&answers), |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
-        let result = match called.await {
-            Err(questions) => return Ok(CallToolResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
+        let called =
+            self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
+        let result = match called.await? {
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
             Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
             Ok(Err(error)) => tool_failure(&name, error)?,
         };
@@ -131,7 +129,7 @@ impl ServerHandler for Session {
         let catalog = self.state.catalog();
         let listed = self
             .with_scope(&context, None, |scope| async move { catalog.list_resources(&scope).await })
-            .await
+            .await?
             .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all: Vec<_> = listed.map_err(request_error)?.into_iter().map(|(_, r)| r).collect();
         all.sort_by(|a, b| a.uri.cmp(&b.uri));
@@ -162,16 +160,17 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, McpError> {
         let catalog = self.state.catalog();
         let uri = request.uri;
-        let digest = request_digest("resources/read", &uri, &serde_json::Value::Null);
-        let answers =
-            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
+        let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
         let hold = OutputHold::default();
         let held = &hold;
-        let read = self.with_scope(&context, Some(&answers), |scope| async move {
-            catalog.read_resource(&uri, &scope.holding(held)).await
-        });
-        match read.await {
-            Err(questions) => Ok(ReadResourceResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
+        let read =
+            self.with_scope(
+                &context,
+                round,
+                |scope| async move { catalog.read_resource(&uri, &scope.holding(held)).await },
+            );
+        match read.await? {
+            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
             Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
         }
     }
@@ -193,15 +192,13 @@ impl ServerHandler for Session {
         let catalog = self.state.catalog();
         let name = request.name;
         let raw_arguments = request.arguments.unwrap_or_default();
-        let digest = request_digest("prompts/get", &name, &serde_json::to_value(&raw_arguments).unwrap_or_default());
+        let round =
+            Round::of(&context, "prompts/get", &name, &raw_arguments, request.request_state, request.input_responses);
         let arguments = convert::prompt_arguments(raw_arguments);
-        let answers =
-            self.state.state_keys.answers(request.request_state.as_deref(), request.input_responses, &digest)?;
         let hold = OutputHold::default();
-        let got = self
-            .with_scope(&context, Some(&answers), |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
-        match got.await {
-            Err(questions) => Ok(GetPromptResponse::InputRequired(self.sealed(questions, &digest, &answers)?)),
+        let got = self.with_scope(&context, round, |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
+        match got.await? {
+            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
             Ok(got) => {
                 let result = got.map_err(request_error)?;
                 Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
@@ -226,7 +223,7 @@ impl ServerHandler for Session {
             .with_scope(&context, None, |scope| {
                 catalog.complete(target, argument, context_arguments.unwrap_or_default(), scope)
             })
-            .await
+            .await?
             .map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
         convert::completion_result(&completed.map_err(request_error)?)
     }
@@ -299,39 +296,25 @@ impl ServerHandler for Session {
             });
         }
         // Legacy roots (2025-06-18 client/roots): the server asks once the session is up.
-        if context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
-            self.refresh_roots(context);
-        }
+        self.refresh_roots(context);
     }
 
     async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        // Only a legacy session that declared roots can be asked (2025-06-18 client/roots).
-        // 2026-07-28 removed the notification and server-to-client requests with it: a
-        // stateless client never initialized, so there is nobody to ask; ignore it.
-        if context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
-            self.refresh_roots(context);
-        } else {
-            tracing::debug!("ignoring notifications/roots/list_changed: not a legacy session that declared roots");
-        }
+        self.refresh_roots(context);
     }
 }
 
 impl Session {
-    /// Asks the client for its roots in the background; calls wait for the answer.
+    /// Asks the client for its roots in the background; calls wait for the answer. Only a
+    /// legacy session that declared roots is asked (2025-06-18 client/roots): 2026-07-28
+    /// removed server-to-client requests and `notifications/roots/list_changed` with them, and
+    /// a stateless client that still sends it never initialized, so it is ignored.
     fn refresh_roots(&self, context: NotificationContext<RoleServer>) {
+        if !context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
+            tracing::debug!("not asking for roots: not a legacy session that declared them");
+            return;
+        }
         let session = self.clone();
         tokio::spawn(async move { session.roots.refresh(context.peer, &session.state.allowed).await });
-    }
-
-    /// `questions` with the answers so far sealed into their `requestState` (2026-07-28 basic
-    /// §Multi round-trip requests), so that the client need only answer the new questions.
-    fn sealed(
-        &self,
-        mut questions: InputRequiredResult,
-        digest: &str,
-        answers: &rmcp::model::InputResponses,
-    ) -> Result<InputRequiredResult, McpError> {
-        questions.request_state = Some(self.state.state_keys.seal(digest, answers)?);
-        Ok(questions)
     }
 }

@@ -15,6 +15,7 @@
 //! the payload `{"v":1,"exp":ms,"req":"sha256 hex","principal":null,"answers":{...}}`, at most
 //! [`MAX_STATE_BYTES`] sealed.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -25,9 +26,11 @@ use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};
 use rmcp::ErrorData as McpError;
 use rmcp::model::InputResponses;
+use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use super::era::Era;
 
 /// The largest `requestState` mcpbox hands out or accepts, in bytes (base64 text).
 pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
@@ -35,9 +38,48 @@ pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;
 const AAD: &[u8] = b"mcpbox requestState v1";
 const KEY_ID_LEN: usize = 4;
 
+/// One round of a 2026-07-28 request that may take several (`tools/call`, `prompts/get`,
+/// `resources/read`): which request it is, and what the client sent back.
+pub(crate) struct Round {
+    /// [`request_digest`] of the request.
+    digest: String,
+    state: Option<String>,
+    responses: Option<InputResponses>,
+}
+
+impl Round {
+    /// The round of a request in `context`'s era: `None` in a legacy session, where questions
+    /// are server-to-client requests and no state travels (nor is anything digested).
+    pub(crate) fn of(
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        arguments: &impl Serialize,
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Option<Round> {
+        Era::of(context).is_modern().then(|| {
+            let arguments = serde_json::to_string(arguments).unwrap_or_default();
+            Round::new(method, target, &arguments, state, responses)
+        })
+    }
+
+    /// A round of `method` on `target` with `arguments` (canonical JSON text), with the
+    /// client's `requestState` and `inputResponses`.
+    fn new(
+        method: &str,
+        target: &str,
+        arguments: &str,
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Round {
+        Round { digest: request_digest(method, target, arguments), state, responses }
+    }
+}
+
 /// What a `requestState` carries.
 #[derive(Debug, Serialize, Deserialize)]
-struct Payload {
+struct Payload<'a> {
     v: u8,
     /// Expiry, milliseconds since the Unix epoch.
     exp: u64,
@@ -46,7 +88,7 @@ struct Payload {
     /// Who made the request, once requests carry a principal (the authorization work).
     principal: Option<String>,
     /// The client's answers so far, by question key.
-    answers: InputResponses,
+    answers: Cow<'a, InputResponses>,
 }
 
 /// The keys that seal and open `requestState`.
@@ -109,13 +151,13 @@ impl StateKeys {
     }
 
     /// `answers` sealed for the request whose digest is `request`.
-    pub(crate) fn seal(&self, request: &str, answers: &InputResponses) -> Result<String, McpError> {
+    pub(crate) fn seal(&self, round: &Round, answers: &InputResponses) -> Result<String, McpError> {
         let payload = Payload {
             v: 1,
             exp: now_ms().saturating_add(self.ttl.as_millis() as u64),
-            req: request.to_owned(),
+            req: round.digest.clone(),
             principal: None,
-            answers: answers.clone(),
+            answers: Cow::Borrowed(answers),
         };
         let mut sealed = serde_json::to_vec(&payload)
             .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
@@ -143,19 +185,19 @@ impl StateKeys {
 
     /// The answers a `requestState` carries, if it is one of ours, unexpired, and for the
     /// request whose digest is `request`; otherwise the JSON-RPC error that refuses the request.
-    pub(crate) fn open(&self, text: &str, request: &str) -> Result<InputResponses, McpError> {
+    fn open(&self, text: &str, request: &str) -> Result<InputResponses, McpError> {
         let refuse = |why: &str| {
             McpError::invalid_params(format!("invalid requestState: {why}; repeat the request without it"), None)
         };
         if text.len() > MAX_STATE_BYTES {
             return Err(refuse("too large"));
         }
-        let token = URL_SAFE_NO_PAD.decode(text).map_err(|_| refuse("not one this server issued"))?;
+        let mut token = URL_SAFE_NO_PAD.decode(text).map_err(|_| refuse("not one this server issued"))?;
         if token.len() < KEY_ID_LEN + NONCE_LEN {
             return Err(refuse("not one this server issued"));
         }
-        let (id, rest) = token.split_at(KEY_ID_LEN);
-        let (nonce, sealed) = rest.split_at(NONCE_LEN);
+        let (head, sealed) = token.split_at_mut(KEY_ID_LEN + NONCE_LEN);
+        let (id, nonce) = head.split_at(KEY_ID_LEN);
         let key = self
             .keys
             .iter()
@@ -163,8 +205,7 @@ impl StateKeys {
             .map(|(_, key)| key)
             .ok_or_else(|| refuse("not sealed with a key this server holds"))?;
         let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| refuse("not one this server issued"))?;
-        let mut sealed = sealed.to_vec();
-        let plain = key.open_in_place(nonce, Aad::from(AAD), &mut sealed).map_err(|_| refuse("it was altered"))?;
+        let plain = key.open_in_place(nonce, Aad::from(AAD), sealed).map_err(|_| refuse("it was altered"))?;
         let payload: Payload = serde_json::from_slice(plain).map_err(|_| refuse("not one this server issued"))?;
         if payload.exp < now_ms() {
             return Err(refuse("it expired"));
@@ -172,22 +213,17 @@ impl StateKeys {
         if payload.req != request {
             return Err(refuse("it belongs to another request"));
         }
-        Ok(payload.answers)
+        Ok(payload.answers.into_owned())
     }
 
-    /// The answers for this round: those the state carries, and the request's new ones
-    /// (an answer already given stays as it was).
-    pub(crate) fn answers(
-        &self,
-        state: Option<&str>,
-        responses: Option<InputResponses>,
-        request: &str,
-    ) -> Result<InputResponses, McpError> {
-        let mut answers = match state {
-            Some(text) => self.open(text, request)?,
+    /// The answers for `round`: those its state carries, and the client's new ones (an answer
+    /// already given stays as it was).
+    pub(crate) fn answers(&self, round: &mut Round) -> Result<InputResponses, McpError> {
+        let mut answers = match &round.state {
+            Some(text) => self.open(text, &round.digest)?,
             None => InputResponses::new(),
         };
-        for (key, answer) in responses.unwrap_or_default() {
+        for (key, answer) in round.responses.take().unwrap_or_default() {
             answers.entry(key).or_insert(answer);
         }
         Ok(answers)
@@ -199,10 +235,10 @@ fn now_ms() -> u64 {
 }
 
 /// A digest of a request's method and the parameters that make it the same request (the tool,
-/// prompt or resource, and its arguments, as canonical JSON: serde_json's maps are sorted).
-pub(crate) fn request_digest(method: &str, target: &str, arguments: &Value) -> String {
+/// prompt or resource, and its arguments as canonical JSON text: serde_json's maps are sorted).
+fn request_digest(method: &str, target: &str, arguments: &str) -> String {
     let mut hasher = Sha256::new();
-    for part in [method, target, &arguments.to_string()] {
+    for part in [method, target, arguments] {
         hasher.update((part.len() as u64).to_be_bytes());
         hasher.update(part.as_bytes());
     }
@@ -211,7 +247,7 @@ pub(crate) fn request_digest(method: &str, target: &str, arguments: &Value) -> S
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -219,38 +255,36 @@ mod tests {
         StateKeys::load(None, Duration::from_secs(600)).unwrap()
     }
 
+    fn round(arguments: &Value) -> Round {
+        Round::new("tools/call", "x.t", &arguments.to_string(), None, None)
+    }
+
     #[test]
     fn sealed_state_opens_only_unaltered_for_its_request() {
         let keys = keys();
-        let request = request_digest("tools/call", "x.t", &json!({ "a": 1 }));
+        let request = round(&json!({ "a": 1 }));
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
         let state = keys.seal(&request, &answers).unwrap();
-        assert_eq!(keys.open(&state, &request).unwrap(), answers);
-        let other = request_digest("tools/call", "x.t", &json!({ "a": 2 }));
-        assert!(keys.open(&state, &other).unwrap_err().message.contains("another request"));
+        assert_eq!(keys.open(&state, &request.digest).unwrap(), answers);
+        let other = round(&json!({ "a": 2 }));
+        assert!(keys.open(&state, &other.digest).unwrap_err().message.contains("another request"));
         let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
-        assert!(keys.open(&URL_SAFE_NO_PAD.encode(bytes), &request).unwrap_err().message.contains("altered"));
-        assert!(
-            super::StateKeys::load(None, Duration::from_secs(600))
-                .unwrap()
-                .open(&state, &request)
-                .unwrap_err()
-                .message
-                .contains("key")
-        );
+        assert!(keys.open(&URL_SAFE_NO_PAD.encode(bytes), &request.digest).unwrap_err().message.contains("altered"));
+        let stranger = StateKeys::load(None, Duration::from_secs(600)).unwrap();
+        assert!(stranger.open(&state, &request.digest).unwrap_err().message.contains("key"));
         let expired = StateKeys { ttl: Duration::ZERO, ..keys };
         let state = expired.seal(&request, &answers).unwrap();
         std::thread::sleep(Duration::from_millis(2));
-        assert!(expired.open(&state, &request).unwrap_err().message.contains("expired"));
+        assert!(expired.open(&state, &request.digest).unwrap_err().message.contains("expired"));
     }
 
     #[test]
     fn digests_ignore_member_order() {
         let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":2,"x":3}}"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"a":{"x":3,"y":2},"b":1}"#).unwrap();
-        assert_eq!(request_digest("m", "t", &a), request_digest("m", "t", &b));
-        assert_ne!(request_digest("m", "t", &a), request_digest("m", "u", &a));
+        assert_eq!(round(&a).digest, round(&b).digest);
+        assert_ne!(round(&a).digest, Round::new("tools/call", "x.u", &a.to_string(), None, None).digest);
     }
 }

@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use rmcp::ErrorData as McpError;
 use rmcp::model::{InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
@@ -15,6 +16,7 @@ use super::client::{PeerClient, ReplayClient};
 use super::era::Era;
 use super::events::forward_events;
 use super::handler::Session;
+use super::request_state::Round;
 use super::roots::{self, FsView};
 use crate::runtime::CallScope;
 use crate::runtime::sandbox::ClientRequests;
@@ -22,17 +24,30 @@ use crate::runtime::sandbox::ClientRequests;
 impl Session {
     /// Runs `call` with this request's scope. Its guest's events are forwarded beside the call
     /// in the same task (no spawn on the hot path) and all sent before `call`'s output is
-    /// returned, so they precede the response. `answers` is `None` for methods that cannot
-    /// return `InputRequiredResult`.
+    /// returned, so they precede the response. `round` is the 2026-07-28 round of a method
+    /// that may return `InputRequiredResult` (see [`Round::of`]), `None` for the others and in
+    /// legacy sessions. The questions come back with the answers so far sealed into their
+    /// `requestState`; a `requestState` that does not open is the JSON-RPC error.
     pub(crate) async fn with_scope<T, F: Future<Output = T>>(
         &self,
         context: &RequestContext<RoleServer>,
-        answers: Option<&InputResponses>,
+        mut round: Option<Round>,
         call: impl FnOnce(CallScope) -> F,
-    ) -> Result<T, InputRequiredResult> {
+    ) -> Result<Result<T, InputRequiredResult>, McpError> {
         let era = Era::of(context);
+        let keys = &self.state.state_keys;
+        let answers = round.as_mut().map(|round| keys.answers(round)).transpose()?;
+        let sealed = |mut questions: InputRequiredResult| -> Result<InputRequiredResult, McpError> {
+            if let Some(round) = &round {
+                questions.request_state = Some(keys.seal(round, answers.as_ref().unwrap_or(&InputResponses::new()))?);
+            }
+            Ok(questions)
+        };
         let (view, client, replay) = if era.is_modern() {
-            let (view, replay) = self.modern_parts(context, answers)?;
+            let (view, replay) = match self.modern_parts(context, answers.as_ref()) {
+                Ok(parts) => parts,
+                Err(questions) => return sealed(questions).map(Err),
+            };
             (view, replay.clone() as Arc<dyn ClientRequests>, Some(replay))
         } else {
             let view = self.roots.view(&self.state.operator_grants).await;
@@ -62,9 +77,9 @@ impl Session {
             tokio::join!(call(scope), forward).0
         };
         if let Some(questions) = replay.map(|replay| replay.take_questions()).filter(|q| !q.is_empty()) {
-            return Err(InputRequiredResult::from_input_requests(questions));
+            return sealed(InputRequiredResult::from_input_requests(questions)).map(Err);
         }
-        Ok(output)
+        Ok(Ok(output))
     }
 
     /// A 2026-07-28 request's directories (its roots answer, when its client declares roots and
