@@ -310,7 +310,7 @@ impl Session {
     /// removed server-to-client requests and `notifications/roots/list_changed` with them, and
     /// a stateless client that still sends it never initialized, so it is ignored.
     fn refresh_roots(&self, context: NotificationContext<RoleServer>) {
-        if !context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some()) {
+        if context.peer.peer_info().is_none_or(|info| info.capabilities.roots.is_none()) {
             tracing::debug!("not asking for roots: not a legacy session that declared them");
             return;
         }
