@@ -53,7 +53,7 @@ MUTATIONS = [
      [("host/src/mcp/convert.rs", "if value.is_object() || dialect.any_structured_content {", "if true {")],
      ["descriptors::a_legacy_client_gets_non_object_structured_content_as_text"]),
     ("compile time bounded (the compiling process killed)",
-     [("host/src/runtime/compile.rs", "if started.elapsed() >= timeout {", "if false {")],
+     [("host/src/runtime/compile.rs", "Ok(None) if started.elapsed() >= timeout => {", "Ok(None) if false => {")],
      ["compile_bounds::a_compilation_over_the_time_limit_is_stopped_and_the_others_serve"]),
     ("a compilation stops when mcpbox dies",
      [("host/src/runtime/compile.rs", "std::process::exit(3);", "std::thread::park();")],

@@ -78,6 +78,10 @@ fn a_compilation_stops_when_mcpbox_dies() {
         assert!(started.elapsed() < WAIT, "no compiling process appeared");
         std::thread::sleep(Duration::from_millis(5));
     }
+    // Past reading the bytes mcpbox sends (a pipe's worth of milliseconds), well before the
+    // compilation ends (seconds in a debug build).
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(compiling_in(cache.path()) > 0, "the compilation ended too soon for this test");
     drop(server); // SIGKILL: mcpbox cannot clean up after itself
     let killed = std::time::Instant::now();
     while compiling_in(cache.path()) > 0 {

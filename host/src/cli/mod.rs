@@ -53,8 +53,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
     },
-    /// Internal: compile one plugin file into the compile cache with these engine settings
-    /// (the child process of a bounded compilation, runtime/compile.rs).
+    /// Internal: compile one plugin file, its bytes on stdin, into the compile cache with these
+    /// engine settings (the child process of a bounded compilation, runtime/compile.rs).
     #[command(name = "__compile", hide = true)]
     CompileChild {
         /// The plugin file.
@@ -71,6 +71,9 @@ enum Command {
         /// Instances map their memory copy-on-write.
         #[arg(long)]
         copy_on_write: bool,
+        /// How many bytes of the file come on stdin.
+        #[arg(long)]
+        bytes: usize,
     },
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
@@ -124,9 +127,9 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Check(args)) => check::run(*args).await,
         Some(Command::Compile(args)) => compile::run(*args).await,
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
-        Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write }) => {
+        Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {
             let options = EngineOptions { cache_dir, pooling, max_memory_bytes, copy_on_write };
-            crate::runtime::compile::compile_child(&options, &file)
+            crate::runtime::compile::compile_child(&options, &file, bytes)
         }
     }
 }

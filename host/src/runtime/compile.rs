@@ -10,7 +10,7 @@
 //! Without a usable cache directory (`--no-cache`), the cache lives in a private temporary
 //! directory for the life of the process, so that the child's work still reaches mcpbox.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -96,8 +96,9 @@ impl Compiler {
     }
 
     /// Compiles the plugin file `path` within the bounds (blocking: call from a blocking
-    /// thread).
-    pub fn compile(&self, path: &Path) -> Result<Component> {
+    /// thread). The file is read once: the child compiles the very bytes returned here, so a
+    /// file replaced meanwhile cannot slip a different component past the bound.
+    pub fn compile(&self, path: &Path) -> Result<Compiled> {
         let bytes = read_bounded(path, self.bounds.max_file_bytes)?;
         if bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0] {
             bail!(
@@ -108,28 +109,39 @@ impl Compiler {
         if let Some(options) = &self.child_options {
             let marker = vetted_marker(options, &bytes);
             if !marker.as_ref().is_some_and(|m| m.exists()) {
-                match compile_in_child(options, path, self.bounds.timeout) {
-                    Ok(()) => {}
+                match compile_in_child(options, path, &bytes, self.bounds.timeout) {
+                    // Only a shortcut for next time: if it cannot be written, the file is
+                    // compiled in a child again.
+                    Ok(()) => {
+                        if let Some(marker) = &marker {
+                            let _ = marker.parent().map(std::fs::create_dir_all);
+                            let _ = std::fs::write(marker, b"");
+                        }
+                    }
                     // mcpbox's own file is gone (replaced by an upgrade while it runs, say):
                     // compiling in process, unbounded in time, beats not loading at all.
                     Err(ChildError::CannotStart(why)) => {
                         tracing::warn!("{why}; compiling {} in process, without the time limit", path.display());
-                        return Component::new(&self.engine, &bytes)
-                            .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()));
                     }
                     Err(ChildError::Failed(error)) => return Err(error),
                 }
-                if let Some(marker) = &marker {
-                    // Only a shortcut for next time: if it cannot be written, the file is
-                    // compiled in a child again.
-                    let _ = marker.parent().map(std::fs::create_dir_all);
-                    let _ = std::fs::write(marker, b"");
-                }
             }
         }
-        Component::new(&self.engine, &bytes)
-            .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
+        let component = component_of(&self.engine, path, &bytes)?;
+        Ok(Compiled { component, bytes })
     }
+}
+
+/// A compiled plugin and the bytes of its file, as read once.
+pub struct Compiled {
+    /// The component.
+    pub component: Component,
+    /// The file's bytes (its metadata and fingerprint are read from these).
+    pub bytes: Vec<u8>,
+}
+
+fn component_of(engine: &Engine, path: &Path, bytes: &[u8]) -> Result<Component> {
+    Component::new(engine, bytes).map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
 }
 
 /// The file's bytes, refused if it is larger than `max` (checked before and while reading, so
@@ -179,12 +191,14 @@ impl From<anyhow::Error> for ChildError {
     }
 }
 
-/// Compiles `path` in a child process into the compile cache, killing it after `timeout`.
-fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> Result<(), ChildError> {
+/// Compiles `bytes` (of `path`) in a child process into the compile cache, killing it after
+/// `timeout`.
+fn compile_in_child(options: &EngineOptions, path: &Path, bytes: &[u8], timeout: Duration) -> Result<(), ChildError> {
     let exe = std::env::current_exe()
         .map_err(|e| ChildError::CannotStart(format!("cannot find mcpbox's own executable to compile in: {e}")))?;
     let mut command = Command::new(&exe);
     command.arg("__compile").arg("--max-memory-bytes").arg(options.max_memory_bytes.to_string());
+    command.arg("--bytes").arg(bytes.len().to_string());
     if let Some(dir) = &options.cache_dir {
         command.arg("--cache-dir").arg(dir);
     }
@@ -196,29 +210,45 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
     }
     // Errors only: the pipe is read once the child is done, so a chatty child (MCPBOX_LOG=debug
     // logs every Cranelift pass) must not fill it and stall.
-    // Its stdin is a pipe mcpbox holds while it waits: if mcpbox dies, the pipe closes and the
-    // child stops too (see `compile_child`), so no compilation outlives the server.
+    // Its stdin is a pipe: first the bytes to compile, then held open while mcpbox waits. If
+    // mcpbox dies, the pipe closes and the child stops too (see `compile_child`), so no
+    // compilation outlives the server.
     command.arg(path).env("MCPBOX_LOG", "error").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = command
         .spawn()
         .map_err(|e| ChildError::CannotStart(format!("cannot start {} to compile in: {e}", exe.display())))?;
-    let _lifeline = child.stdin.take();
+    let stdin = child.stdin.take();
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().context("cannot wait for the compiling process")? {
-            break status;
-        }
-        if started.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(ChildError::Failed(anyhow!(
-                "compiling {} took longer than {} s, the compile time limit, and was stopped (--compile-timeout, [limits] compile_timeout_ms)",
-                path.display(),
-                timeout.as_secs_f64()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let waited = std::thread::scope(|scope| {
+        // Written beside the wait, so that a child that stops reading cannot stall the timer;
+        // the writer keeps the pipe open until the wait is over.
+        let (done, over) = std::sync::mpsc::channel::<()>();
+        scope.spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(bytes);
+                let _ = over.recv();
+            }
+        });
+        let waited = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) if started.elapsed() >= timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break Err(ChildError::Failed(anyhow!(
+                        "compiling {} took longer than {} s, the compile time limit, and was stopped (--compile-timeout, [limits] compile_timeout_ms)",
+                        path.display(),
+                        timeout.as_secs_f64()
+                    )));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => break Err(ChildError::Failed(anyhow!("cannot wait for the compiling process: {e}"))),
+            }
+        };
+        drop(done);
+        waited
+    });
+    let status = waited?;
     if status.success() {
         return Ok(());
     }
@@ -234,17 +264,17 @@ fn compile_in_child(options: &EngineOptions, path: &Path, timeout: Duration) -> 
     Err(ChildError::Failed(anyhow!(reason.to_owned())))
 }
 
-/// `mcpbox __compile`: the child side. Builds the engine from `options` and compiles `path`,
-/// which stores the result in the compile cache.
-pub fn compile_child(options: &EngineOptions, path: &Path) -> Result<()> {
+/// `mcpbox __compile`: the child side. Reads the `len` bytes of `path` the parent sends on
+/// stdin, builds the engine from `options` and compiles them, which stores the result in the
+/// compile cache.
+pub fn compile_child(options: &EngineOptions, path: &Path, len: usize) -> Result<()> {
+    let mut bytes = vec![0u8; len];
+    std::io::stdin().read_exact(&mut bytes).context("the plugin's bytes did not arrive whole")?;
     // The parent holds our stdin open while it waits; end of input means it is gone.
     std::thread::spawn(|| {
         let _ = std::io::stdin().read(&mut [0u8; 1]);
         std::process::exit(3);
     });
     let (engine, _) = build_engine_with_cache(options)?;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Component::new(&engine, &bytes)
-        .map(drop)
-        .map_err(|e| anyhow!("{} is not a valid WebAssembly component: {e:#}", path.display()))
+    component_of(&engine, path, &bytes).map(drop)
 }

@@ -15,12 +15,14 @@ use crate::runtime::sandbox::{CallFuture, HostState};
 /// A call of one export of a plugin in a fresh instance.
 pub(crate) trait Invocation: Send + 'static {
     /// What the guest returns.
-    type Output: Send + 'static;
+    type Output: serde::Serialize + Send + 'static;
     /// Calls the export in `instance`.
     fn call(self, exports: Exports, store: &mut Store<HostState>, instance: Instance) -> CallFuture<'_, Self::Output>;
     /// What the output counts against the call's output limit: the JSON it becomes, every
     /// field and every error message included.
-    fn size(output: &Self::Output) -> usize;
+    fn size(output: &Self::Output) -> usize {
+        wire_len(output)
+    }
 }
 
 /// The handles of an export the caller checked for, or an error naming it.
@@ -42,9 +44,6 @@ impl Invocation for CallTool {
             guest.call_call_tool(&mut *store, &self.name, &self.arguments).await
         })
     }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
-    }
 }
 
 /// An exported function of a plain component, as a tool.
@@ -57,9 +56,6 @@ impl Invocation for CallPlain {
     type Output = Result<tools::CallResult, tools::ToolError>;
     fn call(self, _: Exports, store: &mut Store<HostState>, instance: Instance) -> CallFuture<'_, Self::Output> {
         Box::pin(async move { plain::call(store, &instance, &self.function, &self.arguments).await })
-    }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
     }
 }
 
@@ -76,9 +72,6 @@ impl Invocation for ListResources {
                 .await
         })
     }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
-    }
 }
 
 /// `resources.read-resource`.
@@ -93,9 +86,6 @@ impl Invocation for ReadResource {
             let guest = exported(exports.resources, "resources")?.load(&mut *store, &instance)?;
             guest.call_read_resource(&mut *store, &self.uri).await
         })
-    }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
     }
 }
 
@@ -113,9 +103,6 @@ impl Invocation for GetPrompt {
             guest.call_get_prompt(&mut *store, &self.name, &self.arguments).await
         })
     }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
-    }
 }
 
 /// `completion.complete`.
@@ -131,12 +118,10 @@ impl Invocation for Complete {
                 .await
         })
     }
-    fn size(output: &Self::Output) -> usize {
-        wire_len(output)
-    }
 }
 
 /// What a plugin describes at load time.
+#[derive(serde::Serialize)]
 pub(crate) struct Described {
     pub(crate) tools: Vec<tools::Tool>,
     pub(crate) templates: Vec<resources::ResourceTemplate>,

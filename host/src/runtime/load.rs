@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use wasmtime::component::{Component, InstancePre};
+use wasmtime::component::InstancePre;
 
 use crate::runtime::bindings::{completion, export_names, prompts, resources, tools};
+use crate::runtime::compile::Compiled;
 use crate::runtime::invoke::{Describe, Described, Invocation};
 use crate::runtime::limits::Limits;
 use crate::runtime::linker::Linkers;
@@ -57,7 +58,8 @@ struct Offered {
 }
 
 /// Links, inspects and describes the compiled plugin from `path` as `load_as`.
-pub(crate) async fn load(linkers: &Linkers, component: Component, path: &Path, load_as: LoadAs) -> Result<Plugin> {
+pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, load_as: LoadAs) -> Result<Plugin> {
+    let Compiled { component, bytes } = compiled;
     let LoadAs { name, prefix, limits, policy } = load_as;
     let at = || format!("plugin `{name}` ({})", path.display());
     let linker = linkers.for_plugin(&component, &name, &policy).with_context(|| format!("{}", path.display()))?;
@@ -69,7 +71,6 @@ pub(crate) async fn load(linkers: &Linkers, component: Component, path: &Path, l
             path.display()
         )
     })?;
-    let bytes = std::fs::read(path).with_context(|| format!("plugin `{name}`: cannot read {}", path.display()))?;
     let requested =
         crate::runtime::requested::read_requested(path, &bytes).with_context(|| format!("plugin `{name}`"))?;
     let exports = find_exports(&pre).with_context(at)?;

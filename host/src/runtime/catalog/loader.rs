@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use super::{Catalog, LoadProblem, discover};
-use crate::runtime::compile::Compiler;
+use crate::runtime::compile::{Compiled, Compiler};
 use crate::runtime::limits::Limits;
 use crate::runtime::linker::Linkers;
 use crate::runtime::load::{self, LoadAs, plugin_name};
@@ -84,19 +84,19 @@ async fn load_file(
     config: &PluginConfig,
     limits: Limits,
 ) -> Result<Plugin> {
-    let component = compile_blocking(compiler, file).await?;
+    let compiled = compile_blocking(compiler, file).await?;
     let load_as = LoadAs {
         prefix: config.prefix_for(&name),
         name: name.into(),
         limits: config.limits(limits),
         policy: Arc::new(config.policy.clone()),
     };
-    let mut plugin = select_tools(load::load(linkers, component, file, load_as).await?, config)?;
+    let mut plugin = select_tools(load::load(linkers, compiled, file, load_as).await?, config)?;
     plugin.slots = config.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
     Ok(plugin)
 }
 
-async fn compile_blocking(compiler: &Compiler, file: &Path) -> Result<wasmtime::component::Component> {
+async fn compile_blocking(compiler: &Compiler, file: &Path) -> Result<Compiled> {
     let compiler = compiler.clone();
     let owned = file.to_owned();
     tokio::task::spawn_blocking(move || compiler.compile(&owned))
@@ -135,12 +135,13 @@ pub(crate) async fn load_one(
     policy: Policy,
 ) -> Result<(Plugin, Option<String>)> {
     let linkers = Linkers::new(compiler.engine())?;
-    let component = compile_blocking(compiler, path).await?;
+    let compiled = compile_blocking(compiler, path).await?;
+    let component = &compiled.component;
     let name = plugin_name(path);
     let problem = linkers
-        .for_plugin(&component, &name, &policy)
+        .for_plugin(component, &name, &policy)
         .and_then(|linker| {
-            linker.instantiate_pre(&component).map(drop).map_err(|e| {
+            linker.instantiate_pre(component).map(drop).map_err(|e| {
                 anyhow!("{e:#}; `stub_ungranted = true` in [plugin.{name}] links imports mcpbox does not offer as stubs that trap")
             })
         })
@@ -148,7 +149,7 @@ pub(crate) async fn load_one(
         .map(|e| format!("{e:#}"));
     let described = Arc::new(Policy { stub_ungranted: true, ..policy.clone() });
     let load_as = LoadAs { prefix: format!("{name}."), name: name.into(), limits, policy: described };
-    let mut plugin = load::load(&linkers, component, path, load_as).await?;
+    let mut plugin = load::load(&linkers, compiled, path, load_as).await?;
     plugin.policy = Arc::new(policy);
     Ok((plugin, problem))
 }
