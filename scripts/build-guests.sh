@@ -10,6 +10,6 @@ mkdir -p "$root/target/plugins" "$root/target/test-plugins"
 for plugin in fs conformance textstats; do
   cp "$out/$plugin.wasm" "$root/target/plugins/"
 done
-for fixture in chaos tools_only hello net unknown_import echo plain bad_schema squatter overflow liar; do
+for fixture in chaos tools_only hello net unknown_import echo plain bad_schema squatter overflow liar wit_0_1_0 rounds; do
   cp "$out/$fixture.wasm" "$root/target/test-plugins/"
 done

@@ -3,7 +3,13 @@
 //! 1. in process: `Catalog::call_tool` on the `chaos.echo` guest (fresh instance per call)
 //!    against the same echo as a native Rust function;
 //! 2. end to end: `tools/call` of `chaos.echo` through the real `mcpbox` binary over stdio
-//!    against `ping` over the same connection (the protocol's own round trip).
+//!    against `ping` over the same connection (the protocol's own round trip);
+//! 3. the cost of sealed `requestState` on a trivial multi round-trip: a 2026-07-28 call of a
+//!    tool of the `conformance` plugin that asks nothing (`test_simple_text`) against the two
+//!    rounds of one of the same plugin that saves a state and asks one question
+//!    (`test_input_required_result_request_state`): the first round seals the state, the
+//!    second opens it. Both instantiate the same component, so the difference is the asking
+//!    and the sealing.
 //!
 //! Run with `scripts/bench.sh` (it builds the guests first). `BENCH_CALLS` sets the count.
 
@@ -82,48 +88,43 @@ fn main() {
     let (native, sandboxed, compile) = in_process(false);
     let (_, pooled, _) = in_process(true);
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg("serve")
-        .arg(&chaos)
-        .env("MCPBOX_CACHE_DIR", &cache)
-        .env("MCPBOX_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut id = 0;
-    let mut round_trip = |method: &str, params: Value| -> Duration {
-        id += 1;
-        let t = Instant::now();
-        writeln!(stdin, "{}", json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            stdout.read_line(&mut line).unwrap();
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{message}");
-                return t.elapsed();
-            }
-        }
-    };
-    round_trip(
+    let mut server = StdioServer::start(&[&chaos, &root.join("target/plugins/conformance.wasm")], &cache);
+    server.round_trip(
         "initialize",
         json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }),
     );
     let mut ping = Vec::with_capacity(calls);
     let mut call = Vec::with_capacity(calls);
     for _ in 0..calls {
-        ping.push(round_trip("ping", json!({})));
-        call.push(round_trip("tools/call", json!({ "name": "chaos.echo", "arguments": { "value": "hello" } })));
+        ping.push(server.round_trip("ping", json!({})).0);
+        call.push(
+            server.round_trip("tools/call", json!({ "name": "chaos.echo", "arguments": { "value": "hello" } })).0,
+        );
     }
-    drop(stdin);
-    let _ = child.wait();
     let (ping, call) = (stats(ping), stats(call));
+
+    let mut modern = StdioServer::start(&[&chaos, &root.join("target/plugins/conformance.wasm")], &cache);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },
+    });
+    let (mut plain, mut sealing, mut opening, mut state_bytes) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    let asking = "conformance.test_input_required_result_request_state";
+    for _ in 0..calls {
+        let simple = json!({ "name": "conformance.test_simple_text", "arguments": {}, "_meta": meta });
+        plain.push(modern.round_trip("tools/call", simple).0);
+        let (time, first) = modern.round_trip("tools/call", json!({ "name": asking, "arguments": {}, "_meta": meta }));
+        sealing.push(time);
+        let state = first["result"]["requestState"].clone();
+        state_bytes = state.as_str().unwrap().len();
+        let answers = json!({ "confirm": { "action": "accept", "content": { "ok": true } } });
+        let retry =
+            json!({ "name": asking, "arguments": {}, "_meta": meta, "inputResponses": answers, "requestState": state });
+        let (time, done) = modern.round_trip("tools/call", retry);
+        assert!(done["result"]["content"][0]["text"].as_str().unwrap().starts_with("state-ok"), "{done}");
+        opening.push(time);
+    }
+    let (plain, sealing, opening) = (stats(plain), stats(sealing), stats(opening));
 
     println!(
         "trivial tool call latency, {calls} calls each, microseconds (load of plugin: {:.0} ms)",
@@ -136,4 +137,59 @@ fn main() {
     row("the same with the pooling allocator", pooled, Some(native.0));
     row("stdio round trip: ping (baseline)", ping, None);
     row("stdio round trip: tools/call chaos.echo", call, Some(ping.0));
+    row("2026-07-28 tools/call, no question (baseline)", plain, None);
+    row(&format!("round 1: saves, asks, seals {state_bytes} B of state"), sealing, Some(plain.0));
+    row("round 2: opens the state, answers, completes", opening, Some(plain.0));
+}
+
+/// `mcpbox serve` over stdio, for round trips one at a time.
+struct StdioServer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    id: u64,
+}
+
+impl StdioServer {
+    fn start(plugins: &[&Path], cache: &Path) -> StdioServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+            .arg("serve")
+            .args(plugins)
+            .env("MCPBOX_CACHE_DIR", cache)
+            .env("MCPBOX_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        StdioServer { child, stdin, stdout, id: 0 }
+    }
+
+    /// The time from sending the request to reading its response, and the response.
+    fn round_trip(&mut self, method: &str, params: Value) -> (Duration, Value) {
+        self.id += 1;
+        let t = Instant::now();
+        writeln!(self.stdin, "{}", json!({ "jsonrpc": "2.0", "id": self.id, "method": method, "params": params }))
+            .unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            self.stdout.read_line(&mut line).unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == self.id {
+                assert!(message.get("error").is_none(), "{message}");
+                return (t.elapsed(), message);
+            }
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

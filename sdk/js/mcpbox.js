@@ -14,7 +14,7 @@
 // can correct. A function returns a string (text), an object (structured content), content
 // blocks, or a `CallResult`; a thrown error becomes a result with `isError: true`.
 
-import * as host from 'mcpbox:plugin/host@0.1.0';
+import * as host from 'mcpbox:plugin/host@0.1.1';
 
 // --- schemas ------------------------------------------------------------------------------
 
@@ -186,14 +186,77 @@ export function resourceUpdated(uri) {
   host.resourceUpdated(uri);
 }
 
-/** Asks the client's model (MCP `sampling/createMessage` params in, its result out). */
-export function sample(request) {
+/** Asks the client's model (MCP `sampling/createMessage` params in, its result out); `key`
+ * names the question in a 2026-07-28 request (see `ask`). */
+export function sample(request, key) {
+  if (key !== undefined) return askOne(question.sample(request, key));
   return JSON.parse(host.sample(JSON.stringify(request)));
 }
 
+/** Asks the client's model one question in text; returns the text of its answer. */
+export function sampleText(prompt, maxTokens = 500, key) {
+  const result = sample(textRequest(prompt, maxTokens), key);
+  return (result.content && result.content.text) || '';
+}
+
 /** Asks the user through the client (MCP `elicitation/create`); returns `action` and `content`. */
-export function elicit(message, requestedSchema) {
+export function elicit(message, requestedSchema, key) {
+  if (key !== undefined) return askOne(question.elicit(message, requestedSchema, key));
   return JSON.parse(host.elicit(JSON.stringify({ message, requestedSchema })));
+}
+
+function textRequest(prompt, maxTokens) {
+  return { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens };
+}
+
+/** Questions for `ask`. `key` is what the question and its answer travel under in a 2026-07-28
+ * request: 1 to 64 characters of `[A-Za-z0-9_.-]`, unique in the call; without one, the host
+ * numbers the questions (`elicitation-0`, `sampling-1`, ...). */
+export const question = {
+  elicit: (message, requestedSchema, key) => ({ key, method: 'elicit', params: { message, requestedSchema } }),
+  sample: (request, key) => ({ key, method: 'sample', params: request }),
+  sampleText: (prompt, maxTokens = 500, key) => question.sample(textRequest(prompt, maxTokens), key),
+  /** The client's roots (MCP `roots/list`): its word only; the call may still open only
+   * `grantedDirs()`. */
+  listRoots: (key) => ({ key, method: 'list-roots', params: {} }),
+};
+
+/** Asks the client several questions at once; returns one answer per question, in order: the
+ * client's result, or an `Error` saying why there is none. A 2026-07-28 client gets every
+ * unanswered question in one round, and the call then runs again with the answers: do what must
+ * happen once after asking, or keep a state with `saveState`. */
+export function ask(questions) {
+  const answers = host.ask(questions.map((q) => ({ key: q.key, method: q.method, params: JSON.stringify(q.params) })));
+  return answers.map((a) => (a.tag === 'ok' ? JSON.parse(a.val) : new Error(a.val)));
+}
+
+function askOne(q) {
+  const [answer] = ask([q]);
+  if (answer instanceof Error) throw answer;
+  return answer;
+}
+
+/** The client's roots (MCP `roots/list`): `{ uri, name }` each. */
+export function listRoots(key) {
+  return askOne(question.listRoots(key)).roots || [];
+}
+
+/** Whether the client can answer `method` ('sample', 'elicit' or 'list-roots'): it declared the
+ * capability. A 2026-07-28 request that did not fails the call when asked. */
+export function canAsk(method) {
+  return host.canAsk(method);
+}
+
+/** Keeps `state` (a Uint8Array, at most 64 KiB) for the next round of a 2026-07-28 request: the
+ * host seals it into the request's `requestState`, and the retry's `savedState()` returns it. */
+export function saveState(state) {
+  host.saveState(state);
+}
+
+/** The state the previous round of this request kept (a Uint8Array); undefined in the first
+ * round and in legacy sessions. */
+export function savedState() {
+  return host.savedState();
 }
 
 // --- the plugin ---------------------------------------------------------------------------

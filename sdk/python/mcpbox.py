@@ -34,7 +34,7 @@ import re
 import types as pytypes
 import typing
 
-from componentize_py_types import Err
+from componentize_py_types import Err, Ok
 from wit_world import exports
 from wit_world.exports import completion as wit_completion
 from wit_world.exports import prompts as wit_prompts
@@ -47,6 +47,7 @@ __all__ = [
     "Plugin", "InvalidArguments", "NotFound", "LogLevel",
     "text", "image", "audio", "text_resource", "blob_resource", "link",
     "log", "progress", "cancelled", "granted_dirs", "resource_updated", "sample", "sample_text", "elicit",
+    "Question", "ask", "list_roots", "can_ask", "save_state", "saved_state",
 ]
 
 LogLevel = wit_types.LogLevel
@@ -133,23 +134,111 @@ def _ask(function, request: dict) -> dict:
         raise RuntimeError(error.value) from None
 
 
-def sample(request: dict) -> dict:
+class Question:
+    """One question for `ask`: what to ask the client, under which key.
+
+    The key is what the question and its answer travel under in a 2026-07-28 request: 1 to 64
+    characters of `[A-Za-z0-9_.-]`, unique in the call. Without one, the host numbers the
+    questions (`elicitation-0`, `sampling-1`, ...).
+    """
+
+    def __init__(self, method, params: dict, key: str | None = None):
+        self.method, self.params, self.key = method, params, key
+
+    @staticmethod
+    def elicit(message: str, requested_schema: dict, key: str | None = None) -> "Question":
+        """Asks the user for input matching `requested_schema` (MCP `elicitation/create`)."""
+        params = {"message": message, "requestedSchema": requested_schema}
+        return Question(wit_host.ClientMethod.ELICIT, params, key)
+
+    @staticmethod
+    def sample(request: dict, key: str | None = None) -> "Question":
+        """Asks the client's model (MCP `sampling/createMessage` params)."""
+        return Question(wit_host.ClientMethod.SAMPLE, request, key)
+
+    @staticmethod
+    def sample_text(prompt: str, max_tokens: int = 500, key: str | None = None) -> "Question":
+        """Asks the client's model one question in text."""
+        return Question.sample(_text_request(prompt, max_tokens), key)
+
+    @staticmethod
+    def list_roots(key: str | None = None) -> "Question":
+        """Asks for the client's roots (MCP `roots/list`): the client's word only; the call
+        may still open only `granted_dirs()`."""
+        return Question(wit_host.ClientMethod.LIST_ROOTS, {}, key)
+
+
+def ask(questions: list) -> list:
+    """Asks the client several `Question`s at once; returns one answer per question, in order:
+    the client's result as a dict, or a `RuntimeError` saying why there is none. A 2026-07-28
+    client gets every unanswered question in one round, and the call then runs again with the
+    answers: do what must happen once after asking, or keep a state with `save_state`."""
+    wit_questions = [wit_host.Question(q.key, q.method, json.dumps(q.params)) for q in questions]
+    try:
+        answers = wit_host.ask(wit_questions)
+    except Err as error:
+        raise RuntimeError(error.value) from None
+    return [json.loads(a.value) if isinstance(a, Ok) else RuntimeError(a.value) for a in answers]
+
+
+def _ask_one(question: Question) -> dict:
+    answer = ask([question])[0]
+    if isinstance(answer, RuntimeError):
+        raise answer
+    return answer
+
+
+def _text_request(prompt: str, max_tokens: int) -> dict:
+    return {"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": max_tokens}
+
+
+def sample(request: dict, key: str | None = None) -> dict:
     """Asks the client's model (MCP `sampling/createMessage` params in, its result out)."""
+    if key is not None:
+        return _ask_one(Question.sample(request, key))
     return _ask(wit_host.sample, request)
 
 
-def sample_text(prompt: str, max_tokens: int = 500) -> str:
+def sample_text(prompt: str, max_tokens: int = 500, key: str | None = None) -> str:
     """Asks the client's model one question and returns the text of its answer."""
-    result = sample({
-        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-        "maxTokens": max_tokens,
-    })
+    result = sample(_text_request(prompt, max_tokens), key)
     return (result.get("content") or {}).get("text", "")
 
 
-def elicit(message: str, requested_schema: dict) -> dict:
+def elicit(message: str, requested_schema: dict, key: str | None = None) -> dict:
     """Asks the user through the client (MCP `elicitation/create`); returns `action` and `content`."""
+    if key is not None:
+        return _ask_one(Question.elicit(message, requested_schema, key))
     return _ask(wit_host.elicit, {"message": message, "requestedSchema": requested_schema})
+
+
+def list_roots(key: str | None = None) -> list:
+    """The client's roots (MCP `roots/list`), as dicts with `uri` and maybe `name`."""
+    return _ask_one(Question.list_roots(key)).get("roots", [])
+
+
+_METHODS = {"sample": "SAMPLE", "elicit": "ELICIT", "list_roots": "LIST_ROOTS"}
+
+
+def can_ask(method: str) -> bool:
+    """Whether the client can answer `method` ("sample", "elicit" or "list_roots"): it declared
+    the capability. A 2026-07-28 request that did not fails the call when asked."""
+    return wit_host.can_ask(getattr(wit_host.ClientMethod, _METHODS[method]))
+
+
+def save_state(state: bytes) -> None:
+    """Keeps `state` (at most 64 KiB) for the next round of a 2026-07-28 request: the host seals
+    it into the request's `requestState`, and the retry's `saved_state()` returns it."""
+    try:
+        wit_host.save_state(state)
+    except Err as error:
+        raise RuntimeError(error.value) from None
+
+
+def saved_state() -> bytes | None:
+    """The state the previous round of this request kept; None in the first round and in legacy
+    sessions."""
+    return wit_host.saved_state()
 
 
 # --- schemas from type hints ---------------------------------------------------------------

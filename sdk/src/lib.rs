@@ -256,4 +256,91 @@ pub mod host {
         let result = imports::elicit(&request.to_string()).map_err(crate::Error::failed)?;
         Ok(serde_json::from_str(&result)?)
     }
+
+    pub use imports::ClientMethod;
+
+    /// One question for [`ask`]: what to ask, under which key.
+    #[derive(Debug, Clone)]
+    pub struct Question {
+        key: Option<String>,
+        method: ClientMethod,
+        params: serde_json::Value,
+    }
+
+    impl Question {
+        /// Asks the user for input matching `requested_schema` (MCP `elicitation/create`).
+        pub fn elicit(message: &str, requested_schema: &serde_json::Value) -> Question {
+            let params = serde_json::json!({ "message": message, "requestedSchema": requested_schema });
+            Question { key: None, method: ClientMethod::Elicit, params }
+        }
+
+        /// Asks the client's model (MCP `sampling/createMessage`) with these params.
+        pub fn sample(request: &serde_json::Value) -> Question {
+            Question { key: None, method: ClientMethod::Sample, params: request.clone() }
+        }
+
+        /// Asks the model for text: one user message, at most `max_tokens`.
+        pub fn sample_text(prompt: &str, max_tokens: u32) -> Question {
+            Question::sample(&serde_json::json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                "maxTokens": max_tokens,
+            }))
+        }
+
+        /// Asks for the client's roots (MCP `roots/list`). They are the client's word only:
+        /// the directories the call may open are still [`granted_dirs`].
+        pub fn list_roots() -> Question {
+            Question { key: None, method: ClientMethod::ListRoots, params: serde_json::json!({}) }
+        }
+
+        /// The key the question and its answer travel under in a 2026-07-28 request: 1 to 64
+        /// characters of `[A-Za-z0-9_.-]`, unique in the call. Without one, the host numbers
+        /// the questions (`elicitation-0`, `sampling-1`, ...).
+        pub fn key(mut self, key: &str) -> Question {
+            self.key = Some(key.to_owned());
+            self
+        }
+    }
+
+    /// Asks the client several questions at once and returns one answer per question, in
+    /// order (each the client's result, or why there is none). A 2026-07-28 client gets every
+    /// unanswered question in one round; the call then runs again with the answers, so do
+    /// what must happen once after asking, or keep a state with [`save_state`].
+    pub fn ask(questions: &[Question]) -> Result<Vec<Result<serde_json::Value, crate::Error>>, crate::Error> {
+        let questions: Vec<imports::Question> = questions
+            .iter()
+            .map(|q| imports::Question { key: q.key.clone(), method: q.method, params: q.params.to_string() })
+            .collect();
+        let answers = imports::ask(&questions).map_err(crate::Error::failed)?;
+        Ok(answers
+            .into_iter()
+            .map(|answer| {
+                let answer = answer.map_err(crate::Error::failed)?;
+                Ok(serde_json::from_str(&answer)?)
+            })
+            .collect())
+    }
+
+    /// Asks one question (see [`ask`]).
+    pub fn ask_one(question: Question) -> Result<serde_json::Value, crate::Error> {
+        ask(&[question])?.pop().unwrap_or_else(|| Err(crate::Error::failed("the client gave no answer")))
+    }
+
+    /// Whether the client can answer `method` (it declared the capability). A 2026-07-28
+    /// request that did not fails the call when asked, so check when you can do without.
+    pub fn can_ask(method: ClientMethod) -> bool {
+        imports::can_ask(method)
+    }
+
+    /// Keeps `state` (at most 64 KiB) for the next round of a 2026-07-28 request: the host
+    /// seals it into the request's `requestState`, and the retry's [`saved_state`] returns it.
+    pub fn save_state(state: &[u8]) -> Result<(), crate::Error> {
+        imports::save_state(state).map_err(crate::Error::failed)
+    }
+
+    /// The state the previous round of this request kept; `None` in the first round and in
+    /// legacy sessions.
+    pub fn saved_state() -> Option<Vec<u8>> {
+        imports::saved_state()
+    }
 }

@@ -4,16 +4,20 @@ usage:
   python_sdk_client.py stdio MCPBOX_BINARY PLUGIN_DIR ROOT_DIR legacy|modern
   python_sdk_client.py http URL ROOT_NAME legacy|modern
   python_sdk_client.py http-roots URL CLIENT_ROOT_DIR OTHER_ROOT_NAME
+  python_sdk_client.py rounds URL
 The first two list and call tools, read resources and get prompts of the bundled plugins. The
 third declares CLIENT_ROOT_DIR as the session's only root and checks that the session sees it
-(file notes.txt) and not OTHER_ROOT_NAME. Exits non-zero, with the reason, on any difference.
+(file notes.txt) and not OTHER_ROOT_NAME. The fourth connects in discover mode and calls
+`rounds.publish`, which asks the user (elicitation) in one round and the model (sampling) in
+the next; the SDK answers both through its callbacks and retries with the sealed requestState.
+Exits non-zero, with the reason, on any difference.
 """
 
 import asyncio
 import os
 import sys
 
-from mcp import ClientSession, StdioServerParameters, types
+from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -75,6 +79,26 @@ async def main(mode, *args):
             again = await session.call_tool("fs.read_file", {"path": f"/roots/{name}/notes.txt"})
             check(not again.is_error, f"own root lost: {again}")
         print(f"python sdk client (http roots {name}): ok")
+    elif mode == "rounds":
+        (url,) = args
+        asked = []
+
+        async def sampling(context, params):
+            asked.append("sampling")
+            return types.CreateMessageResult(role="assistant", model="test-model",
+                                             content=types.TextContent(type="text", text="the sea comes and goes"))
+
+        async def elicitation(context, params):
+            asked.append("elicitation")
+            return types.ElicitResult(action="accept", content={"topic": "tides"})
+
+        async with Client(url, mode="auto", sampling_callback=sampling, elicitation_callback=elicitation) as client:
+            check(client.session.discover_result is not None, "connected without server/discover")
+            result = await client.call_tool("rounds.publish", {"remember": True})
+            text = result.content[0].text
+            check(text == "published tides; summary: the sea comes and goes", f"publish gave {result}")
+            check(asked == ["elicitation", "sampling"], f"asked {asked}")
+        print("python sdk client (rounds): ok")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -281,12 +281,37 @@ fn assert_helper_surface(server: &mut Server, plugin: &str) {
     assert_eq!(completed["completion"]["values"], json!(["python", "pytest"]));
 }
 
+/// The helper modules' keyed questions and saved state (0.1.1), in 2026-07-28 requests: both
+/// questions in one round under their keys, and the number picked in the first round is the one
+/// kept in the second; a client that cannot answer is not asked.
+fn assert_helper_rounds(wasm: &std::path::Path, plugin: &str) {
+    let mut server = Server::start(&[wasm]);
+    let mut params = modern(json!({ "name": format!("{plugin}.pick"), "arguments": {} }));
+    let silent = server.result("tools/call", params.clone());
+    assert!(text(&silent).starts_with("cannot ask about "), "{silent}");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({ "elicitation": {}, "sampling": {} });
+    let first = server.call("tools/call", params.clone());
+    let questions = &first["result"]["inputRequests"];
+    assert_eq!(questions.as_object().map(|q| q.len()), Some(2), "{first}");
+    let message = questions["keep"]["params"]["message"].as_str().unwrap_or_else(|| panic!("{first}"));
+    let number = message.trim_start_matches("Keep ").trim_end_matches('?');
+    assert_eq!(questions["comment"]["method"], "sampling/createMessage", "{first}");
+    params["requestState"] = first["result"]["requestState"].clone();
+    params["inputResponses"] = json!({
+        "keep": { "action": "accept", "content": { "keep": true } },
+        "comment": { "role": "assistant", "content": { "type": "text", "text": "a fine number" }, "model": "m" },
+    });
+    let done = server.result("tools/call", params);
+    assert_eq!(text(&done), format!("kept {number}: a fine number"));
+}
+
 #[test]
 fn the_python_helper_module_maps_nested_types_content_and_host_services() {
     let wasm = build_helper_fixture("python");
     let mut server = Server::start(&[&wasm]);
     server.initialize("2025-06-18", json!({}));
     assert_helper_surface(&mut server, "helper_py");
+    assert_helper_rounds(&wasm, "helper_py");
 }
 
 #[test]
@@ -295,4 +320,5 @@ fn the_javascript_helper_module_maps_nested_types_content_and_host_services() {
     let mut server = Server::start(&[&wasm]);
     server.initialize("2025-06-18", json!({}));
     assert_helper_surface(&mut server, "helper_js");
+    assert_helper_rounds(&wasm, "helper_js");
 }

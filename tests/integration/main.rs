@@ -27,4 +27,5 @@ mod real_client;
 mod reload;
 mod request_state;
 mod roots;
+mod rounds;
 mod sandbox;

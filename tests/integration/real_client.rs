@@ -87,12 +87,7 @@ async fn rmcp_client_stateless_2026() {
 /// The official MCP Python SDK (from PyPI, in a virtualenv under target/) in both eras.
 #[test]
 fn python_sdk_client_in_both_eras() {
-    let setup = std::process::Command::new("bash")
-        .arg(repo_root().join("scripts/setup-python-client.sh"))
-        .output()
-        .expect("cannot run scripts/setup-python-client.sh");
-    assert!(setup.status.success(), "setting up the Python SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
-    let python = String::from_utf8(setup.stdout).unwrap().trim().to_owned();
+    let python = python_sdk();
     let (dir, _) = notes_dir();
     for era in ["legacy", "modern"] {
         let output = std::process::Command::new(&python)

@@ -1,116 +1,236 @@
-//! A guest's questions to the client (sampling, elicitation): server-to-client requests in
-//! legacy sessions, multi round-trip questions in 2026-07-28 requests. Both implement the
-//! runtime's [`ClientRequests`].
+//! A guest's questions to the client (sampling, elicitation, roots): server-to-client requests
+//! in legacy sessions, multi round-trip questions in 2026-07-28 requests (basic §Multi
+//! round-trip requests). Both implement the runtime's [`ClientRequests`].
+#![expect(deprecated, reason = "sampling and roots stay served to the clients that use them")]
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses, ServerRequest};
+use rmcp::model::{
+    ClientCapabilities, CreateMessageResult, ElicitResult, InputRequest, InputRequests, InputResponses,
+    ListRootsResult, ServerRequest,
+};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
 
-use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests};
+use super::roots::ROOTS_QUESTION;
+use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, Question};
 
 /// The MCP method and the capability a client request needs.
 fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities) -> bool) {
     match method {
         ClientMethod::Sample => ("sampling/createMessage", |c| c.sampling.is_some()),
         ClientMethod::Elicit => ("elicitation/create", |c| c.elicitation.is_some()),
+        ClientMethod::ListRoots => ("roots/list", |c| c.roots.is_some()),
     }
 }
 
-/// The client capability a question needs, as named in `clientCapabilities`.
+/// The client capability a question needs, as named in `clientCapabilities`; also the
+/// prefix of its generated keys (`sampling-0`, `elicitation-1`, `roots-2`).
 fn capability_name(method: ClientMethod) -> &'static str {
     match method {
         ClientMethod::Sample => "sampling",
         ClientMethod::Elicit => "elicitation",
+        ClientMethod::ListRoots => "roots",
     }
 }
 
 /// `{method, params}` as the typed question rmcp sends or lists.
-fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, ClientError> {
+fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, String> {
     let (wire, _) = client_method(method);
-    let message = json!({ "method": wire, "params": params });
+    let message = match method {
+        // `roots/list` takes no params; whatever the guest passed is not sent.
+        ClientMethod::ListRoots => json!({ "method": wire }),
+        _ => json!({ "method": wire, "params": params }),
+    };
     match method {
         ClientMethod::Sample => serde_json::from_value(message).map(InputRequest::CreateMessage),
         ClientMethod::Elicit => serde_json::from_value(message).map(InputRequest::Elicitation),
+        ClientMethod::ListRoots => serde_json::from_value(message).map(InputRequest::ListRoots),
     }
-    .map_err(|e| ClientError::Refused(format!("invalid {wire} request: {e}")))
+    .map_err(|e| format!("invalid {wire} request: {e}"))
 }
 
-/// A guest's `sample` and `elicit` in a legacy session: server-to-client requests
-/// (2025-06-18 `client/sampling`, `client/elicitation`).
+/// Whether `answer` has the shape of a result of `method` (basic §Multi round-trip requests:
+/// the server SHOULD validate `inputResponses`); one that does not is asked again.
+fn fits(method: ClientMethod, answer: &Value) -> bool {
+    let answer = answer.clone();
+    match method {
+        ClientMethod::Sample => serde_json::from_value::<CreateMessageResult>(answer).is_ok(),
+        ClientMethod::Elicit => serde_json::from_value::<ElicitResult>(answer).is_ok(),
+        ClientMethod::ListRoots => serde_json::from_value::<ListRootsResult>(answer).is_ok(),
+    }
+}
+
+/// The keys a call has used, so that none is used twice; and the generated keys' counter.
+#[derive(Default)]
+struct Keys {
+    used: Mutex<BTreeSet<String>>,
+    asked: AtomicUsize,
+}
+
+impl Keys {
+    /// The key of `question`: its own or the next generated one (`<kind>-<n>`, n counting
+    /// every question of the call, as 0.1.0 plugins' replay relies on); a key used twice, or
+    /// the host's own roots key for anything but the roots, is the guest's mistake.
+    fn claim(&self, question: &Question) -> Result<String, ClientError> {
+        let number = self.asked.fetch_add(1, Ordering::Relaxed);
+        let key = match &question.key {
+            Some(key) => key.clone(),
+            None => format!("{}-{number}", capability_name(question.method)),
+        };
+        if key == ROOTS_QUESTION && question.method != ClientMethod::ListRoots {
+            return Err(ClientError::Misuse(format!("the question key `{key}` is reserved for the client's roots")));
+        }
+        if !self.used.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone()) {
+            return Err(ClientError::Misuse(format!("the question key `{key}` is used twice in one call")));
+        }
+        Ok(key)
+    }
+}
+
+/// A guest's questions in a legacy session: server-to-client requests (2025-06-18
+/// `client/sampling`, `client/elicitation`, `client/roots`), one after the other.
 pub(crate) struct PeerClient {
-    pub(crate) peer: Peer<RoleServer>,
+    peer: Peer<RoleServer>,
+    keys: Keys,
+}
+
+impl PeerClient {
+    pub(crate) fn new(peer: Peer<RoleServer>) -> PeerClient {
+        PeerClient { peer, keys: Keys::default() }
+    }
 }
 
 impl ClientRequests for PeerClient {
-    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, ClientError>> {
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'static, Result<Vec<Result<Value, String>>, ClientError>> {
+        let claimed: Result<Vec<_>, _> = questions.iter().map(|q| self.keys.claim(q)).collect();
         let peer = self.peer.clone();
+        let offers: Vec<bool> = questions.iter().map(|q| self.offers(q.method)).collect();
         Box::pin(async move {
-            let (wire, offered) = client_method(method);
-            if !peer.peer_info().is_some_and(|info| offered(&info.capabilities)) {
-                return Err(ClientError::Refused(format!("the client does not offer {wire}")));
+            claimed?;
+            let mut answers = Vec::with_capacity(questions.len());
+            for (question, offered) in questions.into_iter().zip(offers) {
+                answers.push(ask_peer(&peer, question, offered).await);
             }
-            let request = match client_question(method, params)? {
-                InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
-                InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
-                _ => return Err(ClientError::Refused(format!("{wire} cannot be sent as a request"))),
-            };
-            let result =
-                peer.send_request(request).await.map_err(|e| ClientError::Refused(format!("{wire} failed: {e}")))?;
-            serde_json::to_value(result)
-                .map_err(|e| ClientError::Refused(format!("cannot encode the {wire} result: {e}")))
+            Ok(answers)
         })
+    }
+
+    fn offers(&self, method: ClientMethod) -> bool {
+        let (_, offered) = client_method(method);
+        self.peer.peer_info().is_some_and(|info| offered(&info.capabilities))
     }
 }
 
-/// A guest's `sample` and `elicit` in a 2026-07-28 request: the n-th question of a run is
-/// answered from the request's `inputResponses` under `<kind>-<n>`; a question without an
-/// answer stops the run and is returned to the client to answer. Guests see the same answers
-/// on every run, so a run that asks the same questions in the same order gets further each time.
+/// One question sent to a legacy client.
+async fn ask_peer(peer: &Peer<RoleServer>, question: Question, offered: bool) -> Result<Value, String> {
+    let (wire, _) = client_method(question.method);
+    if !offered {
+        return Err(format!("the client does not offer {wire}"));
+    }
+    let request = match client_question(question.method, question.params)? {
+        InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
+        InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
+        InputRequest::ListRoots(request) => ServerRequest::ListRootsRequest(request),
+        _ => return Err(format!("{wire} cannot be sent as a request")),
+    };
+    let result = peer.send_request(request).await.map_err(|e| format!("{wire} failed: {e}"))?;
+    serde_json::to_value(result).map_err(|e| format!("cannot encode the {wire} result: {e}"))
+}
+
+/// A guest's questions in a 2026-07-28 request: each is answered from the request's
+/// `inputResponses` under its key; if any question of an `ask` has no (valid) answer, the run
+/// stops and every unanswered question of it is returned to the client to answer. Guests see
+/// the same answers on every run, so a run that asks the same questions gets further each
+/// time; one that kept a state (`save-state`) finds it again in the next round.
 pub(crate) struct ReplayClient {
     /// `None` when the method cannot return questions.
     answers: Option<InputResponses>,
     capabilities: Option<ClientCapabilities>,
-    asked: AtomicUsize,
+    keys: Keys,
     questions: Mutex<InputRequests>,
+    /// What the previous round kept.
+    saved_before: Option<Vec<u8>>,
+    /// What this round keeps.
+    saved_now: Mutex<Option<Vec<u8>>>,
 }
 
 impl ReplayClient {
     /// A client for one run of a 2026-07-28 request; `answers` is `None` for methods that
-    /// cannot return questions.
-    pub(crate) fn new(answers: Option<InputResponses>, capabilities: Option<ClientCapabilities>) -> ReplayClient {
-        ReplayClient { answers, capabilities, asked: AtomicUsize::new(0), questions: Mutex::default() }
+    /// cannot return questions; `saved` is the state the previous round kept.
+    pub(crate) fn new(
+        answers: Option<InputResponses>,
+        capabilities: Option<ClientCapabilities>,
+        saved: Option<Vec<u8>>,
+    ) -> ReplayClient {
+        ReplayClient {
+            answers,
+            capabilities,
+            keys: Keys::default(),
+            questions: Mutex::default(),
+            saved_before: saved,
+            saved_now: Mutex::default(),
+        }
     }
 
-    /// The questions the run asked that have no answer yet.
-    pub(crate) fn take_questions(&self) -> InputRequests {
-        std::mem::take(&mut *self.questions.lock().unwrap_or_else(PoisonError::into_inner))
+    /// The questions the run asked that have no answer yet, and the state it kept for the
+    /// next round.
+    pub(crate) fn take_questions(&self) -> (InputRequests, Option<Vec<u8>>) {
+        let questions = std::mem::take(&mut *self.questions.lock().unwrap_or_else(PoisonError::into_inner));
+        (questions, self.saved_now.lock().unwrap_or_else(PoisonError::into_inner).take())
+    }
+
+    fn answer(&self, question: Question, unanswered: &mut InputRequests) -> Result<Result<Value, String>, ClientError> {
+        let (wire, offered) = client_method(question.method);
+        if !self.capabilities.as_ref().is_some_and(offered) {
+            // 2026-07-28 basic §Client capabilities: the request must declare what it needs.
+            return Err(ClientError::MissingCapability(capability_name(question.method)));
+        }
+        let Some(answers) = &self.answers else {
+            return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));
+        };
+        let key = self.keys.claim(&question)?;
+        if let Some(answer) = answers.get(&key).filter(|answer| fits(question.method, answer)) {
+            return Ok(Ok(answer.clone()));
+        }
+        match client_question(question.method, question.params) {
+            Ok(request) => {
+                unanswered.insert(key, request);
+                Ok(Err(String::new()))
+            }
+            Err(invalid) => Ok(Err(invalid)),
+        }
     }
 }
 
 impl ClientRequests for ReplayClient {
-    fn request(&self, method: ClientMethod, params: Value) -> BoxFuture<'static, Result<Value, ClientError>> {
-        let number = self.asked.fetch_add(1, Ordering::Relaxed);
-        let (wire, offered) = client_method(method);
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'static, Result<Vec<Result<Value, String>>, ClientError>> {
         let result = (|| {
-            if !self.capabilities.as_ref().is_some_and(offered) {
-                // 2026-07-28 basic §Client capabilities: the request must declare what it needs.
-                return Err(ClientError::MissingCapability(capability_name(method)));
+            let mut unanswered = InputRequests::new();
+            let answers: Vec<_> =
+                questions.into_iter().map(|q| self.answer(q, &mut unanswered)).collect::<Result<_, _>>()?;
+            if unanswered.is_empty() {
+                return Ok(answers);
             }
-            let Some(answers) = &self.answers else {
-                return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));
-            };
-            let key = format!("{}-{number}", wire.split('/').next().unwrap_or(wire));
-            if let Some(answer) = answers.get(&key) {
-                return Ok(answer.clone());
-            }
-            let question = client_question(method, params)?;
-            self.questions.lock().unwrap_or_else(PoisonError::into_inner).insert(key, question);
+            self.questions.lock().unwrap_or_else(PoisonError::into_inner).append(&mut unanswered);
             Err(ClientError::InputRequired)
         })();
         Box::pin(std::future::ready(result))
+    }
+
+    fn offers(&self, method: ClientMethod) -> bool {
+        let (_, offered) = client_method(method);
+        self.capabilities.as_ref().is_some_and(offered)
+    }
+
+    fn save_state(&self, state: Vec<u8>) {
+        *self.saved_now.lock().unwrap_or_else(PoisonError::into_inner) = Some(state);
+    }
+
+    fn saved_state(&self) -> Option<Vec<u8>> {
+        self.saved_before.clone()
     }
 }
 

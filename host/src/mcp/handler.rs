@@ -14,7 +14,7 @@ use rmcp::model::{
     GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
@@ -93,6 +93,13 @@ impl ServerHandler for Session {
     ) -> Result<ListToolsResult, McpError> {
         let lists = self.state.lists(&self.state.catalog())?;
         static_page!(ListToolsResult, &lists.tools, |t| &t.name, request, context, self.state.page_size)
+    }
+
+    /// The tool `name` as listed, for rmcp's Streamable HTTP transport to check the call's
+    /// `Mcp-Param-*` headers against its `x-mcp-header` parameters (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let catalog = self.state.catalog();
+        convert::tool(name, &catalog.tool(name)?.item).ok()
     }
 
     async fn call_tool(

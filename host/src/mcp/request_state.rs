@@ -12,8 +12,10 @@
 //! only work on the same process.
 //!
 //! The format: base64url(key id (4 bytes) ‖ nonce (12) ‖ AES-256-GCM(JSON payload) ‖ tag (16)),
-//! the payload `{"v":1,"exp":ms,"req":"sha256 hex","principal":null,"answers":{...}}`, at most
-//! [`MAX_STATE_BYTES`] sealed.
+//! the payload `{"v":1,"exp":ms,"req":"sha256 hex","principal":null,"answers":{...},
+//! "saved":"base64"}` (`saved`: the state the plugin kept with `save-state`, at most 64 KiB,
+//! absent when none), at most [`MAX_STATE_BYTES`] sealed. An empty round trip (no answers, no
+//! state) seals to 164 characters.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -89,6 +91,18 @@ struct Payload<'a> {
     principal: Option<String>,
     /// The client's answers so far, by question key.
     answers: Cow<'a, InputResponses>,
+    /// The plugin's state for the next round, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    saved: Option<String>,
+}
+
+/// What a round's `requestState` and `inputResponses` give the call.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Carried {
+    /// Every answer so far, by question key.
+    pub(crate) answers: InputResponses,
+    /// The state the plugin kept in the previous round.
+    pub(crate) saved: Option<Vec<u8>>,
 }
 
 /// The keys that seal and open `requestState`.
@@ -150,14 +164,20 @@ impl StateKeys {
         Ok(StateKeys { keys, ttl, random })
     }
 
-    /// `answers` sealed for the request whose digest is `request`.
-    pub(crate) fn seal(&self, round: &Round, answers: &InputResponses) -> Result<String, McpError> {
+    /// `answers` and the plugin's `saved` state sealed for `round`'s request.
+    pub(crate) fn seal(
+        &self,
+        round: &Round,
+        answers: &InputResponses,
+        saved: Option<&[u8]>,
+    ) -> Result<String, McpError> {
         let payload = Payload {
             v: 1,
             exp: now_ms().saturating_add(self.ttl.as_millis() as u64),
             req: round.digest.clone(),
             principal: None,
             answers: Cow::Borrowed(answers),
+            saved: saved.map(|bytes| STANDARD.encode(bytes)),
         };
         let mut sealed = serde_json::to_vec(&payload)
             .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
@@ -174,7 +194,8 @@ impl StateKeys {
         if text.len() > MAX_STATE_BYTES {
             return Err(McpError::internal_error(
                 format!(
-                    "the answers so far take {} bytes sealed, over the {MAX_STATE_BYTES} a request state may carry",
+                    "the answers so far and the plugin's saved state take {} bytes sealed, over the \
+                     {MAX_STATE_BYTES} a request state may carry",
                     text.len()
                 ),
                 None,
@@ -185,7 +206,7 @@ impl StateKeys {
 
     /// The answers a `requestState` carries, if it is one of ours, unexpired, and for the
     /// request whose digest is `request`; otherwise the JSON-RPC error that refuses the request.
-    fn open(&self, text: &str, request: &str) -> Result<InputResponses, McpError> {
+    fn open(&self, text: &str, request: &str) -> Result<Carried, McpError> {
         let refuse = |why: &str| {
             McpError::invalid_params(format!("invalid requestState: {why}; repeat the request without it"), None)
         };
@@ -213,20 +234,25 @@ impl StateKeys {
         if payload.req != request {
             return Err(refuse("it belongs to another request"));
         }
-        Ok(payload.answers.into_owned())
+        let saved = payload
+            .saved
+            .map(|text| STANDARD.decode(text))
+            .transpose()
+            .map_err(|_| refuse("not one this server issued"))?;
+        Ok(Carried { answers: payload.answers.into_owned(), saved })
     }
 
-    /// The answers for `round`: those its state carries, and the client's new ones (an answer
-    /// already given stays as it was).
-    pub(crate) fn answers(&self, round: &mut Round) -> Result<InputResponses, McpError> {
-        let mut answers = match &round.state {
+    /// What `round` carries: the answers its state holds and the client's new ones (an answer
+    /// already given stays as it was), and the plugin's saved state.
+    pub(crate) fn carried(&self, round: &mut Round) -> Result<Carried, McpError> {
+        let mut carried = match &round.state {
             Some(text) => self.open(text, &round.digest)?,
-            None => InputResponses::new(),
+            None => Carried::default(),
         };
         for (key, answer) in round.responses.take().unwrap_or_default() {
-            answers.entry(key).or_insert(answer);
+            carried.answers.entry(key).or_insert(answer);
         }
-        Ok(answers)
+        Ok(carried)
     }
 }
 
@@ -264,8 +290,9 @@ mod tests {
         let keys = keys();
         let request = round(&json!({ "a": 1 }));
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
-        let state = keys.seal(&request, &answers).unwrap();
-        assert_eq!(keys.open(&state, &request.digest).unwrap(), answers);
+        let state = keys.seal(&request, &answers, Some(b"step 1 done")).unwrap();
+        let carried = keys.open(&state, &request.digest).unwrap();
+        assert_eq!(carried, Carried { answers: answers.clone(), saved: Some(b"step 1 done".to_vec()) });
         let other = round(&json!({ "a": 2 }));
         assert!(keys.open(&state, &other.digest).unwrap_err().message.contains("another request"));
         let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();
@@ -275,7 +302,7 @@ mod tests {
         let stranger = StateKeys::load(None, Duration::from_secs(600)).unwrap();
         assert!(stranger.open(&state, &request.digest).unwrap_err().message.contains("key"));
         let expired = StateKeys { ttl: Duration::ZERO, ..keys };
-        let state = expired.seal(&request, &answers).unwrap();
+        let state = expired.seal(&request, &answers, None).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         assert!(expired.open(&state, &request.digest).unwrap_err().message.contains("expired"));
     }

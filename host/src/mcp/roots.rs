@@ -22,7 +22,7 @@ use crate::runtime::roots::{self, AllowedDir, ClientRoot, Grant};
 /// directories (deny by default: we never fall back to wider grants).
 const ROOTS_WAIT: Duration = Duration::from_secs(10);
 /// The key of the `roots/list` question in a multi round-trip request.
-const ROOTS_QUESTION: &str = "roots";
+pub(crate) const ROOTS_QUESTION: &str = "roots";
 
 /// The directories of one request.
 #[derive(Debug, Clone)]

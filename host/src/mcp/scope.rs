@@ -36,22 +36,27 @@ impl Session {
     ) -> Result<Result<T, InputRequiredResult>, McpError> {
         let era = Era::of(context);
         let keys = &self.state.state_keys;
-        let answers = round.as_mut().map(|round| keys.answers(round)).transpose()?;
-        let sealed = |mut questions: InputRequiredResult| -> Result<InputRequiredResult, McpError> {
-            if let Some(round) = &round {
-                questions.request_state = Some(keys.seal(round, answers.as_ref().unwrap_or(&InputResponses::new()))?);
-            }
-            Ok(questions)
-        };
+        let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
+        let answers = carried.as_ref().map(|carried| &carried.answers);
+        let sealed =
+            |mut questions: InputRequiredResult, saved: Option<Vec<u8>>| -> Result<InputRequiredResult, McpError> {
+                if let Some(round) = &round {
+                    let empty = InputResponses::new();
+                    questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref())?);
+                }
+                Ok(questions)
+            };
         let (view, client, replay) = if era.is_modern() {
-            let (view, replay) = match self.modern_parts(context, answers.as_ref()) {
+            let saved = carried.as_ref().and_then(|carried| carried.saved.clone());
+            let (view, replay) = match self.modern_parts(context, answers, saved.clone()) {
                 Ok(parts) => parts,
-                Err(questions) => return sealed(questions).map(Err),
+                // The host's own question comes first; the plugin's state stays for later.
+                Err(questions) => return sealed(questions, saved).map(Err),
             };
             (view, replay.clone() as Arc<dyn ClientRequests>, Some(replay))
         } else {
             let view = self.roots.view(&self.state.operator_grants).await;
-            (view, Arc::new(PeerClient { peer: context.peer.clone() }) as Arc<dyn ClientRequests>, None)
+            (view, Arc::new(PeerClient::new(context.peer.clone())) as Arc<dyn ClientRequests>, None)
         };
         let mut scope = CallScope {
             grants: view.grants,
@@ -76,8 +81,8 @@ impl Session {
             let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
             tokio::join!(call(scope), forward).0
         };
-        if let Some(questions) = replay.map(|replay| replay.take_questions()).filter(|q| !q.is_empty()) {
-            return sealed(InputRequiredResult::from_input_requests(questions)).map(Err);
+        if let Some((questions, saved)) = replay.map(|replay| replay.take_questions()).filter(|(q, _)| !q.is_empty()) {
+            return sealed(InputRequiredResult::from_input_requests(questions), saved).map(Err);
         }
         Ok(Ok(output))
     }
@@ -88,6 +93,7 @@ impl Session {
         &self,
         context: &RequestContext<RoleServer>,
         answers: Option<&InputResponses>,
+        saved: Option<Vec<u8>>,
     ) -> Result<(FsView, Arc<ReplayClient>), InputRequiredResult> {
         let capabilities = context.meta.client_capabilities();
         let asks_roots =
@@ -96,6 +102,6 @@ impl Session {
             Some(answers) if asks_roots => roots::modern_view(&self.state.allowed, answers)?,
             _ => FsView::operator(&self.state.operator_grants),
         };
-        Ok((view, Arc::new(ReplayClient::new(answers.cloned(), capabilities))))
+        Ok((view, Arc::new(ReplayClient::new(answers.cloned(), capabilities, saved))))
     }
 }

@@ -9,6 +9,7 @@ wasmtime::component::bindgen!({
     imports: {
         "mcpbox:plugin/host.sample": async | trappable,
         "mcpbox:plugin/host.elicit": async | trappable,
+        "mcpbox:plugin/host.ask": async | trappable,
     },
     exports: { default: async },
     // Hot reload compares descriptors to tell clients what changed; the output budget
@@ -23,13 +24,13 @@ pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
 /// The names of the interfaces a plugin may export, as they appear in a component's type.
 pub mod export_names {
     /// `tools`
-    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.0";
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.1";
     /// `resources`
-    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.0";
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.1";
     /// `prompts`
-    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.0";
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.1";
     /// `completion`
-    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.0";
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.1";
 }
 
 #[cfg(test)]

@@ -100,11 +100,16 @@ pub(crate) enum Emission {
     Event,
     /// A `resource-updated` announcement.
     Announcement,
-    /// A question to the client (`host.sample`, `host.elicit`).
+    /// A question to the client (`host.sample`, `host.elicit`, each question of `host.ask`).
     ClientRequest,
+    /// State kept for the next round (`host.save-state`), sealed into the `requestState`.
+    SavedState,
     /// The call's result (counted once, when the call returns).
     Result,
 }
+
+/// How many kinds of [`Emission`] there are.
+const KINDS: usize = Emission::Result as usize + 1;
 
 impl Emission {
     /// At most this many of a kind per call.
@@ -113,6 +118,7 @@ impl Emission {
             Emission::Event => MAX_EVENTS_PER_CALL,
             Emission::Announcement => MAX_ANNOUNCEMENTS_PER_CALL,
             Emission::ClientRequest => MAX_CLIENT_REQUESTS_PER_CALL,
+            Emission::SavedState => MAX_STATE_SAVES_PER_CALL,
             Emission::Result => 1,
         }
     }
@@ -126,7 +132,8 @@ impl Emission {
         match self {
             Emission::Event => "log/progress events",
             Emission::Announcement => "resource announcements",
-            Emission::ClientRequest => "requests to the client (sample, elicit)",
+            Emission::ClientRequest => "requests to the client (sample, elicit, ask)",
+            Emission::SavedState => "saved states",
             Emission::Result => "results",
         }
     }
@@ -138,6 +145,10 @@ pub(crate) const MAX_EVENTS_PER_CALL: usize = 10_000;
 pub(crate) const MAX_ANNOUNCEMENTS_PER_CALL: usize = 1_000;
 /// Questions to the client per call; more are refused (the guest gets an error).
 pub(crate) const MAX_CLIENT_REQUESTS_PER_CALL: usize = 64;
+/// `save-state` calls per call; more are refused (the guest gets an error).
+pub(crate) const MAX_STATE_SAVES_PER_CALL: usize = 64;
+/// The largest state a call may keep for its next round (`save-state`), in bytes.
+pub(crate) const MAX_SAVED_STATE_BYTES: usize = 64 * 1024;
 /// What any emission costs beyond its JSON: the JSON-RPC envelope of a notification or
 /// request, the `type` tag of a block. Also what makes a flood of empty ones count.
 pub(crate) const ENVELOPE: usize = 64;
@@ -156,14 +167,14 @@ pub(crate) enum Refusal {
 pub(crate) struct CallBudget {
     limit: usize,
     used: usize,
-    counts: [usize; 4],
-    warned: [bool; 4],
+    counts: [usize; KINDS],
+    warned: [bool; KINDS],
 }
 
 impl CallBudget {
     /// A budget of `limit` bytes on the wire.
     pub(crate) fn new(limit: usize) -> CallBudget {
-        CallBudget { limit, used: 0, counts: [0; 4], warned: [false; 4] }
+        CallBudget { limit, used: 0, counts: [0; KINDS], warned: [false; KINDS] }
     }
 
     /// Charges `bytes` of JSON (plus the [`ENVELOPE`]) for one emission of `kind`. Bytes are

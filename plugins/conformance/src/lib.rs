@@ -1,6 +1,6 @@
 //! `conformance`: exactly the fixtures the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance` 0.1.16) expects of a server, so the suite can run against
-//! mcpbox itself. Serve it without a name prefix (`[plugins.conformance] prefix = ""`) for the
+//! (`@modelcontextprotocol/conformance` 0.1.16, and 0.2.0-alpha.12's in `input_required.rs`)
+//! expects of a server, so the suite can run against mcpbox itself. Serve it without a name prefix (`[plugins.conformance] prefix = ""`) for the
 //! suite; the names below are what the suite calls.
 
 use std::thread::sleep;
@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use mcpbox_sdk::host::{elicit, log, progress, sample_text};
 use mcpbox_sdk::prelude::*;
+
+mod input_required;
+mod list_changes;
 
 /// A 1x1 transparent PNG.
 const PNG: [u8; 70] = [
@@ -57,7 +60,7 @@ struct ElicitationArgs {
 }
 
 fn plugin() -> Plugin {
-    Plugin::new()
+    list_changes::hooks(input_required::fixtures(Plugin::new()))
         .tool(Tool::new("test_sampling", "Asks the client's model (sampling)", |a: SamplingArgs| {
             Ok(format!("LLM response: {}", sample_text(&a.prompt, 100)?))
         }))
@@ -154,15 +157,33 @@ fn plugin() -> Plugin {
                 "type": "object",
                 "$defs": {
                     "address": {
+                        "$anchor": "addressDef",
                         "type": "object",
                         "properties": { "street": { "type": "string" }, "city": { "type": "string" } }
                     }
                 },
                 "properties": {
                     "name": { "type": "string" },
-                    "address": { "$ref": "#/$defs/address" }
+                    "address": { "$ref": "#/$defs/address" },
+                    "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+                    "phone": { "type": "string" },
+                    "email": { "type": "string" }
                 },
+                "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+                "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+                "then": { "required": ["phone"] },
+                "else": { "required": ["email"] },
                 "additionalProperties": false
+            })),
+        )
+        .tool(
+            Tool::new("test_custom_header", "Takes a region that travels in the Mcp-Param-Region header too (SEP-2243)", |args: serde_json::Value| {
+                Ok(format!("Region: {}", args["region"].as_str().unwrap_or_default()))
+            })
+            .input_schema(json!({
+                "type": "object",
+                "properties": { "region": { "type": "string", "x-mcp-header": "Region" } },
+                "required": ["region"]
             })),
         )
         .resource(

@@ -43,6 +43,16 @@ pub fn fixture(name: &str) -> PathBuf {
     guests().join("test-plugins").join(format!("{name}.wasm"))
 }
 
+/// The python of a virtualenv with the official MCP Python SDK (scripts/setup-python-client.sh).
+pub fn python_sdk() -> String {
+    let setup = Command::new("bash")
+        .arg(repo_root().join("scripts/setup-python-client.sh"))
+        .output()
+        .expect("cannot run scripts/setup-python-client.sh");
+    assert!(setup.status.success(), "setting up the Python SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
+    String::from_utf8(setup.stdout).unwrap().trim().to_owned()
+}
+
 /// `mcpbox SUBCOMMAND`, using the tests' shared compile cache; add arguments and run it.
 pub fn mcpbox(subcommand: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));

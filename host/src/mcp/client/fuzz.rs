@@ -1,15 +1,16 @@
 //! Fuzz target: the `inputResponses` of a 2026-07-28 request (multi round-trip), as the client
 //! sends them, replayed to a guest asking random questions. A request whose params do not
 //! parse is refused before any guest runs; otherwise every question gets exactly the answer
-//! filed under its key, or becomes a question for the client; nothing panics.
+//! filed under its key when that answer fits the question, or becomes a question for the
+//! client; nothing panics.
 
 use proptest::prelude::*;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities};
 use serde_json::{Value, json};
 
-use super::ReplayClient;
+use super::{ReplayClient, fits};
 use crate::fuzzing::json_value;
-use crate::runtime::sandbox::{ClientError, ClientMethod, ClientRequests};
+use crate::runtime::sandbox::{ClientError, ClientMethod, ClientRequests, Question};
 
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -20,7 +21,7 @@ fn key() -> impl Strategy<Value = String> {
 }
 
 fn question() -> impl Strategy<Value = (ClientMethod, Value)> {
-    let method = prop_oneof![Just(ClientMethod::Sample), Just(ClientMethod::Elicit)];
+    let method = prop_oneof![Just(ClientMethod::Sample), Just(ClientMethod::Elicit), Just(ClientMethod::ListRoots)];
     let params = prop_oneof![
         Just(json!({ "messages": [], "maxTokens": 5 })),
         Just(json!({ "message": "name?", "requestedSchema": { "type": "object", "properties": {} } })),
@@ -46,26 +47,34 @@ proptest! {
         };
         let answers = request.input_responses.unwrap_or_default();
         let capabilities: ClientCapabilities = if capable {
-            serde_json::from_value(json!({ "sampling": {}, "elicitation": {} })).map_err(|e| TestCaseError::fail(e.to_string()))?
+            serde_json::from_value(json!({ "sampling": {}, "elicitation": {}, "roots": {} })).map_err(|e| TestCaseError::fail(e.to_string()))?
         } else {
             ClientCapabilities::default()
         };
-        let client = ReplayClient::new(Some(answers.clone()), Some(capabilities));
+        let client = ReplayClient::new(Some(answers.clone()), Some(capabilities), None);
         let mut unanswered = Vec::new();
         for (number, (method, params)) in questions.into_iter().enumerate() {
-            let kind = match method { ClientMethod::Sample => "sampling", ClientMethod::Elicit => "elicitation" };
+            let kind = match method {
+                ClientMethod::Sample => "sampling",
+                ClientMethod::Elicit => "elicitation",
+                ClientMethod::ListRoots => "roots",
+            };
             let key = format!("{kind}-{number}");
-            let outcome = futures::executor::block_on(client.request(method, params));
-            match (outcome, answers.get(&key)) {
-                (Ok(answer), Some(expected)) => prop_assert_eq!(&answer, expected),
-                (Ok(answer), None) => prop_assert!(false, "{key} answered with {answer} from nowhere"),
+            let outcome = futures::executor::block_on(client.ask(vec![Question { key: None, method, params }]))
+                .map(|mut answers| answers.remove(0));
+            let fitting = answers.get(&key).filter(|answer| fits(method, answer));
+            match (outcome, fitting) {
+                (Ok(Ok(answer)), Some(expected)) => prop_assert_eq!(&answer, expected),
+                (Ok(Err(_)), None) => {}
+                (Ok(answer), None) => prop_assert!(false, "{key} answered with {answer:?} from nowhere"),
+                (Ok(Err(e)), Some(_)) => prop_assert!(false, "{key} refused although answered: {e}"),
                 (Err(ClientError::MissingCapability(_)), _) => prop_assert!(!capable),
                 (Err(ClientError::InputRequired), None) => unanswered.push(key),
                 (Err(ClientError::Refused(_)), None) => {}
                 (Err(other), answer) => prop_assert!(false, "{key}: {other:?} although answered with {answer:?}"),
             }
         }
-        let mut asked: Vec<String> = client.take_questions().into_keys().collect();
+        let mut asked: Vec<String> = client.take_questions().0.into_keys().collect();
         asked.sort();
         unanswered.sort();
         prop_assert_eq!(asked, unanswered);

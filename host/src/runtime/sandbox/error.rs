@@ -173,6 +173,8 @@ pub(crate) enum Interrupt {
     MissingCapability(&'static str),
     #[error("output limit reached")]
     OutputLimit,
+    #[error("{0}")]
+    Misuse(String),
 }
 
 /// The [`CallError`] for a call of `plugin` that ended in `error` (`None`: cancelled while the
@@ -195,6 +197,9 @@ pub(crate) fn classify(
         Some(Interrupt::InputRequired) => return CallError::InputRequired { plugin },
         Some(Interrupt::MissingCapability(capability)) => {
             return CallError::MissingCapability { plugin, capability };
+        }
+        Some(Interrupt::Misuse(message)) => {
+            return CallError::BadOutput { plugin, what: "questions", message: message.clone() };
         }
         Some(Interrupt::OutputLimit) => {
             let size = store.data().budget.used();

@@ -4,36 +4,76 @@
 //! charged to the call's budget as the JSON it becomes before it goes anywhere.
 
 use super::error::Interrupt;
-use super::scope::{ClientError, ClientMethod, GuestEvent};
+use super::scope::{ClientError, ClientMethod, GuestEvent, Question};
 use super::state::HostState;
 use crate::runtime::bindings::{host, types};
-use crate::runtime::budget::{Emission, wire_len};
+use crate::runtime::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
+
+/// The longest key a guest may give a question.
+const MAX_KEY_CHARS: usize = 64;
+
+/// Why `key` cannot name a question, if it cannot.
+fn key_problem(key: &str) -> Option<String> {
+    let valid = !key.is_empty()
+        && key.len() <= MAX_KEY_CHARS
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    (!valid).then(|| format!("the question key {key:?} is not 1 to {MAX_KEY_CHARS} characters of [A-Za-z0-9_.-]"))
+}
+
+fn client_method(method: host::ClientMethod) -> ClientMethod {
+    match method {
+        host::ClientMethod::Sample => ClientMethod::Sample,
+        host::ClientMethod::Elicit => ClientMethod::Elicit,
+        host::ClientMethod::ListRoots => ClientMethod::ListRoots,
+    }
+}
 
 impl HostState {
-    async fn ask_client(&mut self, method: ClientMethod, request: String) -> wasmtime::Result<Result<String, String>> {
-        let params: serde_json::Value = match serde_json::from_str(&request) {
-            Ok(params) => params,
-            Err(e) => return Ok(Err(format!("the request is not JSON: {e}"))),
-        };
-        if !self.emit(Emission::ClientRequest, wire_len(&params)) {
-            if self.budget.exhausted() {
-                return Err(Interrupt::OutputLimit.into());
+    /// Asks the client `questions` (their params still JSON text), each charged to the budget
+    /// as a question; the outer `Err` refuses the whole ask, a trap stops the call.
+    async fn ask_client(
+        &mut self,
+        questions: Vec<(Option<String>, ClientMethod, String)>,
+    ) -> wasmtime::Result<Result<Vec<Result<String, String>>, String>> {
+        let mut parsed = Vec::with_capacity(questions.len());
+        for (key, method, params) in questions {
+            if let Some(problem) = key.as_deref().and_then(key_problem) {
+                return Ok(Err(problem));
             }
-            return Ok(Err(format!(
-                "too many requests to the client in one call (at most {})",
-                crate::runtime::budget::MAX_CLIENT_REQUESTS_PER_CALL
-            )));
+            let params: serde_json::Value = match serde_json::from_str(&params) {
+                Ok(params) => params,
+                Err(e) => return Ok(Err(format!("the request is not JSON: {e}"))),
+            };
+            if !self.emit(Emission::ClientRequest, wire_len(&params).saturating_add(wire_len(&key))) {
+                if self.budget.exhausted() {
+                    return Err(Interrupt::OutputLimit.into());
+                }
+                return Ok(Err(format!(
+                    "too many requests to the client in one call (at most {})",
+                    crate::runtime::budget::MAX_CLIENT_REQUESTS_PER_CALL
+                )));
+            }
+            parsed.push(Question { key, method, params });
         }
         let Some(client) = self.scope.client.clone() else {
             return Ok(Err("this call cannot reach the client".to_owned()));
         };
-        tracing::debug!(plugin = %self.plugin, ?method, "guest asks the client");
-        match client.request(method, params).await {
-            Ok(result) => Ok(Ok(result.to_string())),
+        tracing::debug!(plugin = %self.plugin, questions = parsed.len(), "guest asks the client");
+        match client.ask(parsed).await {
+            Ok(answers) => Ok(Ok(answers.into_iter().map(|a| a.map(|value| value.to_string())).collect())),
             Err(ClientError::Refused(reason)) => Ok(Err(reason)),
             Err(ClientError::InputRequired) => Err(Interrupt::InputRequired.into()),
             Err(ClientError::MissingCapability(capability)) => Err(Interrupt::MissingCapability(capability).into()),
+            Err(ClientError::Misuse(message)) => Err(Interrupt::Misuse(message).into()),
         }
+    }
+
+    /// `sample` and `elicit`: one question under the next generated key.
+    async fn ask_one(&mut self, method: ClientMethod, request: String) -> wasmtime::Result<Result<String, String>> {
+        Ok(match self.ask_client(vec![(None, method, request)]).await? {
+            Ok(mut answers) => answers.pop().unwrap_or_else(|| Err("the client gave no answer".to_owned())),
+            Err(refusal) => Err(refusal),
+        })
     }
 }
 
@@ -67,11 +107,43 @@ impl host::Host for HostState {
     }
 
     async fn sample(&mut self, request: String) -> wasmtime::Result<Result<String, String>> {
-        self.ask_client(ClientMethod::Sample, request).await
+        self.ask_one(ClientMethod::Sample, request).await
     }
 
     async fn elicit(&mut self, request: String) -> wasmtime::Result<Result<String, String>> {
-        self.ask_client(ClientMethod::Elicit, request).await
+        self.ask_one(ClientMethod::Elicit, request).await
+    }
+
+    async fn ask(
+        &mut self,
+        questions: Vec<host::Question>,
+    ) -> wasmtime::Result<Result<Vec<Result<String, String>>, String>> {
+        let questions = questions.into_iter().map(|q| (q.key, client_method(q.method), q.params)).collect();
+        self.ask_client(questions).await
+    }
+
+    fn can_ask(&mut self, method: host::ClientMethod) -> bool {
+        self.scope.client.as_ref().is_some_and(|client| client.offers(client_method(method)))
+    }
+
+    fn save_state(&mut self, state: Vec<u8>) -> Result<(), String> {
+        if state.len() > MAX_SAVED_STATE_BYTES {
+            return Err(format!(
+                "a saved state of {} bytes is over the {MAX_SAVED_STATE_BYTES} bytes a call may keep",
+                state.len()
+            ));
+        }
+        if !self.emit(Emission::SavedState, wire_len(&state)) {
+            return Err("the call's output limit or its number of saved states is reached".to_owned());
+        }
+        if let Some(client) = &self.scope.client {
+            client.save_state(state);
+        }
+        Ok(())
+    }
+
+    fn saved_state(&mut self) -> Option<Vec<u8>> {
+        self.scope.client.as_ref().and_then(|client| client.saved_state())
     }
 
     fn resource_updated(&mut self, uri: String) {

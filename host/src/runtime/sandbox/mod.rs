@@ -24,7 +24,7 @@ use wasmtime::component::{Instance, InstancePre};
 
 pub use error::CallError;
 use error::{Interrupt, classify};
-pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent};
+pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent, Question};
 pub use state::HostState;
 use store::StoreBuilder;
 

@@ -43,13 +43,36 @@ pub enum GuestEvent {
 
 /// Requests a guest may make of the client, answered by the protocol layer.
 pub trait ClientRequests: Send + Sync {
-    /// Sends the MCP request `method` with JSON `params` to the client and returns its JSON
-    /// result, or why there is none.
-    fn request(
+    /// Asks the client `questions` and returns one answer per question, in order: the
+    /// client's JSON result or why there is none. The whole ask fails with
+    /// [`ClientError::InputRequired`] when a stateless client must answer some of them first.
+    fn ask(
         &self,
-        method: ClientMethod,
-        params: serde_json::Value,
-    ) -> BoxFuture<'static, Result<serde_json::Value, ClientError>>;
+        questions: Vec<Question>,
+    ) -> BoxFuture<'static, Result<Vec<Result<serde_json::Value, String>>, ClientError>>;
+
+    /// Whether the client declared what `method` needs.
+    fn offers(&self, method: ClientMethod) -> bool;
+
+    /// Keeps a guest's state for the next round of a stateless request; dropped where calls
+    /// are not run again (the default).
+    fn save_state(&self, _state: Vec<u8>) {}
+
+    /// What the previous round of this request kept, if any.
+    fn saved_state(&self) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// One question of a guest for the client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// The key the guest chose, `None` for the next generated one.
+    pub key: Option<String>,
+    /// What it asks.
+    pub method: ClientMethod,
+    /// The request's params.
+    pub params: serde_json::Value,
 }
 
 /// Why a client request has no answer.
@@ -63,6 +86,8 @@ pub enum ClientError {
     /// A stateless (2026-07-28) client did not declare the capability the question needs:
     /// the call stops with MCP's MissingRequiredClientCapability error.
     MissingCapability(&'static str),
+    /// The guest broke a rule of asking (a key used twice): the call fails.
+    Misuse(String),
 }
 
 /// The client requests a guest can make.
@@ -72,6 +97,8 @@ pub enum ClientMethod {
     Sample,
     /// `elicitation/create`
     Elicit,
+    /// `roots/list`
+    ListRoots,
 }
 
 /// Per-call context from the protocol layer.
