@@ -214,3 +214,41 @@ fn the_python_sdk_completes_a_call_that_asks_across_two_rounds() {
     assert!(stdout.contains("(rounds): ok"), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(std::fs::read_to_string(dir.path().join("published.log")).unwrap(), "tides\n");
 }
+
+/// In a legacy session `ask` sends each question as a server-to-client request, one after the
+/// other, the roots included; a question the client cannot answer gets its reason, the others
+/// their answers.
+#[test]
+fn legacy_sessions_get_each_question_of_an_ask_as_a_request() {
+    let mut server = Server::start(&[plugin("conformance")]);
+    server.initialize("2025-11-25", json!({ "elicitation": {}, "roots": {} }));
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "conformance.test_input_required_result_multiple_inputs" } }));
+    // The host asks for the session's roots too; every roots/list gets the same answer. No
+    // sampling capability: that question is not sent. (The server numbers its own requests
+    // too: the answer is the message without a method.)
+    let mut asked = Vec::new();
+    let result = loop {
+        let message = server.read(WAIT).expect("no message");
+        match message["method"].as_str() {
+            Some("elicitation/create") => {
+                server.send(&json!({ "jsonrpc": "2.0", "id": message["id"], "result": accept("name", "Ada") }));
+            }
+            Some("roots/list") => {
+                server.send(&json!({ "jsonrpc": "2.0", "id": message["id"],
+                    "result": { "roots": [{ "uri": "file:///work/ada", "name": "ada" }] } }));
+            }
+            Some(_) => {}
+            None if message["id"] == id => break message,
+            None => {}
+        }
+        asked.extend(message["method"].as_str().map(str::to_owned));
+    };
+    assert!(
+        asked.iter().any(|m| m == "elicitation/create") && !asked.iter().any(|m| m.starts_with("sampling")),
+        "{asked:?}"
+    );
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    assert!(text(&result["result"]).contains("the client does not offer sampling/createMessage"), "{result}");
+}
