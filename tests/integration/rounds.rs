@@ -137,6 +137,13 @@ fn the_rules_of_asking_fail_the_call_or_refuse_the_ask() {
         "{bad}"
     );
 
+    // One ask counts as many questions as it holds: 65 at once are refused whole, to the plugin;
+    // 64 are asked (in one round, under their keys).
+    let many = server.result("tools/call", call("rounds.ask_many", json!({ "count": 65 }), None, None));
+    assert!(text(&many).contains("too many requests to the client in one call (at most 64)"), "{many}");
+    let most = server.call("tools/call", call("rounds.ask_many", json!({ "count": 64 }), None, None));
+    assert_eq!(keys(&most["result"]).len(), 64);
+
     // A state over 64 KiB is refused to the plugin (which goes on); one within it is sealed.
     let topic = json!({ "topic": accept("topic", "tides") });
     let big = server.call("tools/call", call("rounds.save_bytes", json!({ "bytes": 65_537 }), None, None));
