@@ -12,6 +12,7 @@ use rmcp::model::{
     ListRootsResult, ServerRequest,
 };
 use rmcp::service::{Peer, RoleServer};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::roots::ROOTS_QUESTION;
@@ -55,11 +56,11 @@ fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, 
 /// Whether `answer` has the shape of a result of `method` (basic §Multi round-trip requests:
 /// the server SHOULD validate `inputResponses`); one that does not is asked again.
 fn fits(method: ClientMethod, answer: &Value) -> bool {
-    let answer = answer.clone();
+    // Deserialized from the borrowed value: checking an answer copies nothing.
     match method {
-        ClientMethod::Sample => serde_json::from_value::<CreateMessageResult>(answer).is_ok(),
-        ClientMethod::Elicit => serde_json::from_value::<ElicitResult>(answer).is_ok(),
-        ClientMethod::ListRoots => serde_json::from_value::<ListRootsResult>(answer).is_ok(),
+        ClientMethod::Sample => CreateMessageResult::deserialize(answer).is_ok(),
+        ClientMethod::Elicit => ElicitResult::deserialize(answer).is_ok(),
+        ClientMethod::ListRoots => ListRootsResult::deserialize(answer).is_ok(),
     }
 }
 
@@ -182,7 +183,12 @@ impl ReplayClient {
         (questions, self.saved_now.lock().unwrap_or_else(PoisonError::into_inner).take())
     }
 
-    fn answer(&self, question: Question, unanswered: &mut InputRequests) -> Result<Result<Value, String>, ClientError> {
+    /// The answer to `question`, or `None` when it has none yet (it is added to `unanswered`).
+    fn answer(
+        &self,
+        question: Question,
+        unanswered: &mut InputRequests,
+    ) -> Result<Option<Result<Value, String>>, ClientError> {
         let (wire, offered) = client_method(question.method);
         if !self.capabilities.as_ref().is_some_and(offered) {
             // 2026-07-28 basic §Client capabilities: the request must declare what it needs.
@@ -193,14 +199,14 @@ impl ReplayClient {
         };
         let key = self.keys.claim(&question)?;
         if let Some(answer) = answers.get(&key).filter(|answer| fits(question.method, answer)) {
-            return Ok(Ok(answer.clone()));
+            return Ok(Some(Ok(answer.clone())));
         }
         match client_question(question.method, question.params) {
             Ok(request) => {
                 unanswered.insert(key, request);
-                Ok(Err(String::new()))
+                Ok(None)
             }
-            Err(invalid) => Ok(Err(invalid)),
+            Err(invalid) => Ok(Some(Err(invalid))),
         }
     }
 }
@@ -212,7 +218,8 @@ impl ClientRequests for ReplayClient {
             let answers: Vec<_> =
                 questions.into_iter().map(|q| self.answer(q, &mut unanswered)).collect::<Result<_, _>>()?;
             if unanswered.is_empty() {
-                return Ok(answers);
+                // Every question has an answer (or a reason it cannot be asked).
+                return Ok(answers.into_iter().flatten().collect());
             }
             self.questions.lock().unwrap_or_else(PoisonError::into_inner).append(&mut unanswered);
             Err(ClientError::InputRequired)

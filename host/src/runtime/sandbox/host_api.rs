@@ -35,16 +35,19 @@ impl HostState {
         &mut self,
         questions: Vec<(Option<String>, ClientMethod, String)>,
     ) -> wasmtime::Result<Result<Vec<Result<String, String>>, String>> {
+        // The whole ask is checked before any of it is charged: a refused ask costs nothing.
         let mut parsed = Vec::with_capacity(questions.len());
         for (key, method, params) in questions {
             if let Some(problem) = key.as_deref().and_then(key_problem) {
                 return Ok(Err(problem));
             }
-            let params: serde_json::Value = match serde_json::from_str(&params) {
-                Ok(params) => params,
+            match serde_json::from_str(&params) {
+                Ok(params) => parsed.push(Question { key, method, params }),
                 Err(e) => return Ok(Err(format!("the request is not JSON: {e}"))),
-            };
-            if !self.emit(Emission::ClientRequest, wire_len(&params).saturating_add(wire_len(&key))) {
+            }
+        }
+        for question in &parsed {
+            if !self.emit(Emission::ClientRequest, wire_len(&question.params).saturating_add(wire_len(&question.key))) {
                 if self.budget.exhausted() {
                     return Err(Interrupt::OutputLimit.into());
                 }
@@ -53,7 +56,6 @@ impl HostState {
                     crate::runtime::budget::MAX_CLIENT_REQUESTS_PER_CALL
                 )));
             }
-            parsed.push(Question { key, method, params });
         }
         let Some(client) = self.scope.client.clone() else {
             return Ok(Err("this call cannot reach the client".to_owned()));
