@@ -140,6 +140,19 @@ MUTATIONS = [
     ("unknown imports refused unless stubbed",
      [("host/src/runtime/linker.rs", "if !policy.stub_ungranted {", "if false {")],
      ["hostile::a_plugin_importing_an_unknown_interface_is_refused_unless_stubbed"]),
+    ("tasks only where the operator grants them (a plugin's detach included)",
+     [("host/src/runtime/plugin_config.rs", "entry(tool).or_else(|| entry(\"*\"))",
+       "entry(tool).or_else(|| entry(\"*\")).or(Some(ToolTasks { required: false, after: None }))")],
+     ["tasks::only_the_operator_and_a_declaring_client_make_a_task"]),
+    ("a tool required as a task is refused to requests that cannot take one",
+     [("host/src/mcp/handler.rs", "if policy.required {", "if false {")],
+     ["tasks::only_the_operator_and_a_declaring_client_make_a_task", "tasks::legacy_sessions_get_no_tasks"]),
+    ("tasks held per client bounded",
+     [("host/src/runtime/tasks/memory.rs", "if own >= self.limits.max_tasks_per_principal {", "if false {")],
+     ["tasks::one_client_holds_a_bounded_number_of_tasks"]),
+    ("a task's answers checked against the request they answer",
+     [("host/src/mcp/tasks/mod.rs", "if !fits {", "if false {")],
+     ["tasks::questions_wait_in_the_task_and_are_answered_in_parts"]),
 ]
 
 

@@ -259,6 +259,19 @@ export function savedState() {
   return host.savedState();
 }
 
+/** Goes on with this call as a task (the 2026-07-28 tasks extension), with `status` as its
+ * status message: the client gets the task's id now and polls it, the call runs on under the
+ * task deadline, and later questions wait for the client's `tasks/update`. Throws an Error with
+ * the reason where the operator did not allow tasks for this tool or the request cannot
+ * receive one; the call may then simply go on. */
+export function detach(status) {
+  try {
+    host.detach(status);
+  } catch (error) {
+    throw new Error(typeof error === 'string' ? error : (error?.payload ?? String(error)));
+  }
+}
+
 // --- the plugin ---------------------------------------------------------------------------
 
 /** An error whose message the model should see as a problem with its arguments. */

@@ -47,7 +47,7 @@ __all__ = [
     "Plugin", "InvalidArguments", "NotFound", "LogLevel",
     "text", "image", "audio", "text_resource", "blob_resource", "link",
     "log", "progress", "cancelled", "granted_dirs", "resource_updated", "sample", "sample_text", "elicit",
-    "Question", "ask", "list_roots", "can_ask", "save_state", "saved_state",
+    "Question", "ask", "list_roots", "can_ask", "save_state", "saved_state", "detach",
 ]
 
 LogLevel = wit_types.LogLevel
@@ -239,6 +239,18 @@ def saved_state() -> bytes | None:
     """The state the previous round of this request kept; None in the first round and in legacy
     sessions."""
     return wit_host.saved_state()
+
+
+def detach(status: str | None = None) -> None:
+    """Goes on with this call as a task (the 2026-07-28 tasks extension), with `status` as its
+    status message: the client gets the task's id now and polls it, the call runs on under the
+    task deadline, and later questions wait for the client's `tasks/update`. Raises
+    RuntimeError with the reason where the operator did not allow tasks for this tool or the
+    request cannot receive one; the call may then simply go on."""
+    try:
+        wit_host.detach(status)
+    except Err as error:
+        raise RuntimeError(error.value) from None
 
 
 # --- schemas from type hints ---------------------------------------------------------------

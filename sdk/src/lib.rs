@@ -343,4 +343,13 @@ pub mod host {
     pub fn saved_state() -> Option<Vec<u8>> {
         imports::saved_state()
     }
+
+    /// Goes on with this call as a task (the 2026-07-28 tasks extension), with `status` as its
+    /// status message: the client gets the task's id now and polls it, the call runs on under
+    /// the task deadline, and later questions wait for the client's `tasks/update`. Refused
+    /// with the reason where the operator did not allow tasks for this tool or the request
+    /// cannot receive one; the call then simply goes on as it was.
+    pub fn detach(status: Option<&str>) -> Result<(), crate::Error> {
+        imports::detach(status).map_err(crate::Error::failed)
+    }
 }

@@ -48,6 +48,7 @@ enum ErrorKind {
     Failed,
     InvalidArguments,
     NotFound,
+    UnknownTool,
 }
 
 impl Error {
@@ -59,6 +60,13 @@ impl Error {
     /// The arguments were wrong (beyond what the schema already checks).
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         Error { kind: ErrorKind::InvalidArguments, message: message.into() }
+    }
+
+    /// This tool does not exist (any more), for a plugin whose tools come and go: the host
+    /// answers the call with a JSON-RPC invalid-params error instead of a tool result (tools
+    /// only; elsewhere it is a failure).
+    pub fn unknown_tool(message: impl Into<String>) -> Self {
+        Error { kind: ErrorKind::UnknownTool, message: message.into() }
     }
 
     /// The resource does not exist (resource reads only).
@@ -523,6 +531,7 @@ pub mod __rt {
         (tool.handler)(arguments).map_err(|e| match e.kind {
             ErrorKind::InvalidArguments => tools::ToolError::InvalidArguments(e.message),
             ErrorKind::Failed | ErrorKind::NotFound => tools::ToolError::Failed(e.message),
+            ErrorKind::UnknownTool => tools::ToolError::UnknownTool(e.message),
         })
     }
 

@@ -25,7 +25,7 @@ fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
 }
 
 /// POSTs `body` with the headers a compliant client sends, plus `extra`.
-async fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Response {
     reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -38,7 +38,7 @@ async fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Respo
 }
 
 /// The JSON-RPC messages of a response, whether it came as JSON or as an SSE stream.
-async fn messages(response: reqwest::Response) -> Vec<Value> {
+pub(crate) async fn messages(response: reqwest::Response) -> Vec<Value> {
     let is_sse =
         response.headers().get("content-type").is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
     let text = response.text().await.unwrap();
@@ -285,6 +285,15 @@ async fn a_graceful_shutdown_finishes_in_flight_calls() {
     assert!(reqwest::get(url.replace("/mcp", "/healthz")).await.is_err());
 }
 
+/// The conformance plugin's tools that run as tasks (the suite's `tasks-*` fixtures): at once,
+/// two of them only as tasks, and `test_tool_with_task` when it detaches itself.
+const TASK_TOOLS: &str = "[plugin.conformance.tasks.slow_compute]\nafter_ms = 0\n\
+    [plugin.conformance.tasks.failing_job]\nafter_ms = 0\nrequired = true\n\
+    [plugin.conformance.tasks.protocol_error_job]\nafter_ms = 0\n\
+    [plugin.conformance.tasks.confirm_delete]\nafter_ms = 0\n\
+    [plugin.conformance.tasks.multi_input]\nafter_ms = 0\n\
+    [plugin.conformance.tasks.test_tool_with_task]\nrequired = true\n";
+
 /// Installs a version of the official conformance suite and starts mcpbox with the
 /// `conformance` plugin unprefixed, as the suite expects; returns node, the suite, the server,
 /// its URL, and what must live as long as the server (its config and plugin directories).
@@ -313,7 +322,8 @@ fn conformance_setup(version: &str) -> (String, String, Server, String, (ConfigF
     let config = ConfigFile::new(&format!(
         "plugins = [{source:?}, {extra:?}]\n\n[plugin.conformance]\nprefix = \"\"\n\n\
          [[plugin.conformance.dirs]]\npath = {spare:?}\nname = \"spare\"\n\n\
-         [[plugin.conformance.dirs]]\npath = {extra:?}\nname = \"extra\"\nwritable = true\n"
+         [[plugin.conformance.dirs]]\npath = {extra:?}\nname = \"extra\"\nwritable = true\n\n\
+         {TASK_TOOLS}"
     ));
     let (server, url) = Server::start_http(&config.args());
     (node.to_owned(), suite.to_owned(), server, url, (config, dirs))
@@ -331,21 +341,25 @@ fn the_official_conformance_suite_passes() {
     assert!(passed >= 40, "{total}");
 }
 
-/// The pre-release suite's 2026-07-28 requirements (the pending scenarios included), against a
-/// baseline of known failures (tests/conformance/2026-07-28-baseline.yml: the tasks extension
-/// alone) that the suite itself keeps honest: an unlisted failure or warning, or a listed
-/// scenario that passes, fails the run.
+/// The pre-release suite's 2026-07-28 requirements (the pending scenarios and the tasks
+/// extension's included), with no expected failures: the suite fails the run on any failure
+/// or warning.
 #[test]
-fn the_2026_conformance_requirements_hold_their_baseline() {
+fn the_2026_conformance_requirements_all_pass() {
     let (node, suite, _server, url, _dir) = conformance_setup("0.2.0-alpha.12");
-    let baseline = repo_root().join("tests/conformance/2026-07-28-baseline.yml");
     let output = std::process::Command::new(node)
-        .args([suite.as_str(), "server", "--url", &url, "--requirements", "2026-07-28", "--expected-failures"])
-        .arg(&baseline)
+        .args([suite.as_str(), "server", "--url", &url, "--requirements", "2026-07-28"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let total = stdout.lines().find(|l| l.starts_with("Total: ")).unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    assert!(output.status.success() && total.ends_with(" 0 failed"), "{total}\n{stdout}");
+    let passed: usize = total["Total: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    // 197 checks in 0.2.0-alpha.12, the tasks extension's 44 among them.
+    assert!(passed >= 197, "{total}");
+    for scenario in ["tasks-lifecycle", "tasks-mrtr-input", "tasks-mrtr-composition", "server-stateless"] {
+        assert!(stdout.contains(&format!("✓ {scenario}:")), "{scenario} did not run and pass:\n{stdout}");
+    }
 }
 
 #[test]

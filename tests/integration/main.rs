@@ -29,3 +29,4 @@ mod request_state;
 mod roots;
 mod rounds;
 mod sandbox;
+mod tasks;

@@ -45,7 +45,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     let live = load(&compiler, &settings).await;
     let watching = settings.watch && !settings.plugin_paths.is_empty();
     let state_keys = StateKeys::load(settings.request_state_keys.as_deref(), settings.request_state_ttl)?;
-    let state = McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching, state_keys)?;
+    let state =
+        McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching, state_keys, settings.tasks)?;
     if watching {
         let reloader = Reloader::new(
             compiler.clone(),

@@ -49,6 +49,25 @@ pub struct ServeArgs {
     /// How long a `requestState` stays valid, in seconds [default: 600].
     #[arg(long, value_name = "SECONDS")]
     pub request_state_ttl: Option<f64>,
+    /// How long a call that became a task may run, in seconds, at most a day; separate from
+    /// --timeout, which bounds the call until it becomes one [default: 3600].
+    #[arg(long, value_name = "SECONDS")]
+    pub task_deadline: Option<f64>,
+    /// How long a finished task's result stays readable, in seconds [default: 3600].
+    #[arg(long, value_name = "SECONDS")]
+    pub task_retention: Option<f64>,
+    /// Tasks the server holds at once, running or finished [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub max_tasks: Option<usize>,
+    /// Tasks one client holds at once [default: 100].
+    #[arg(long, value_name = "N")]
+    pub max_tasks_per_client: Option<usize>,
+    /// Output (results, questions) all tasks keep at once, in MiB [default: 256].
+    #[arg(long, value_name = "MIB")]
+    pub max_task_output: Option<u64>,
+    /// Output one client's tasks keep at once, in MiB [default: 64].
+    #[arg(long, value_name = "MIB")]
+    pub max_task_output_per_client: Option<u64>,
     /// Directory of the compile cache [default: ~/.cache/mcpbox; env MCPBOX_CACHE_DIR].
     #[arg(long, value_name = "DIR", env = "MCPBOX_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,

@@ -95,6 +95,21 @@ pub(crate) struct FilePlugin {
     pub(crate) allow_private_network: Option<bool>,
     /// Link imports it was not granted as stubs that deny or trap, instead of refusing to load.
     pub(crate) stub_ungranted: Option<bool>,
+    /// Which tools may run as tasks (the 2026-07-28 tasks extension): `[plugin.NAME.tasks.TOOL]`,
+    /// `TOOL` a tool's own name or `*` for the others.
+    pub(crate) tasks: Option<BTreeMap<String, FileTasks>>,
+}
+
+/// `[plugin.NAME.tasks.TOOL]`: the tool may run as a task, and when it becomes one.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileTasks {
+    /// Served only as a task.
+    #[serde(default)]
+    pub(crate) required: bool,
+    /// A call still running after this many milliseconds becomes a task (0: at once); without
+    /// it, only the plugin's `detach` makes one.
+    pub(crate) after_ms: Option<Spanned<u64>>,
 }
 
 /// `[[plugin.NAME.dirs]]`: a directory of one plugin's own.

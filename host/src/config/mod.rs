@@ -5,13 +5,15 @@
 //! - `args`: the command line ([`ServeArgs`]);
 //! - `file`: the file's schema and positions;
 //! - `plugin`: `[plugin.NAME]` sections into the runtime's `PluginConfig`;
-//! - `http`: the HTTP transport's options.
+//! - `http`: the HTTP transport's options;
+//! - `tasks`: the task deadline, retention and limits.
 
 mod args;
 mod file;
 mod http;
 mod plugin;
 mod problems;
+mod tasks;
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +30,7 @@ use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
 use crate::runtime::plugin_config::PluginConfigs;
 use crate::runtime::roots::AllowedDir;
+use crate::runtime::tasks::TaskSettings;
 
 /// Default largest JSON-RPC message (a stdin line or an HTTP body).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 << 20;
@@ -71,6 +74,8 @@ pub struct Settings {
     pub request_state_keys: Option<PathBuf>,
     /// How long a `requestState` stays valid.
     pub request_state_ttl: std::time::Duration,
+    /// Task deadline, retention and limits.
+    pub tasks: TaskSettings,
 }
 
 impl Settings {
@@ -86,6 +91,7 @@ impl Settings {
             .take(flag_limit(args.request_state_ttl, "--request-state-ttl", limits::timeout_from_secs))
             .flatten()
             .unwrap_or(DEFAULT_REQUEST_STATE_TTL);
+        let tasks = tasks::task_settings(args, &mut problems);
         let plugin_configs = plugin::plugin_configs(&file, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
@@ -107,6 +113,7 @@ impl Settings {
             compile_bounds,
             request_state_keys: args.request_state_keys.clone(),
             request_state_ttl,
+            tasks,
         })
     }
 }

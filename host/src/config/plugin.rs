@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow};
 
-use super::file::{ConfigFile, FilePlugin, FilePluginDir};
+use super::file::{ConfigFile, FilePlugin, FilePluginDir, FileTasks};
 use super::problems::Problems;
 use super::spanned_limit;
 use crate::runtime::limits;
-use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
+use crate::runtime::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
 use crate::runtime::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::runtime::roots::AllowedDir;
 
@@ -35,7 +35,25 @@ fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: 
         memory_bytes: problems.take(memory).flatten(),
         output_bytes: problems.take(output).flatten(),
         max_concurrency: section.max_concurrency,
+        tasks: section.tasks.as_ref().map(|tasks| task_policy(file, name, tasks, problems)),
     }
+}
+
+/// `[plugin.NAME.tasks.TOOL]` sections; `after_ms = 0` makes every call a task at once.
+fn task_policy(
+    file: &ConfigFile,
+    name: &str,
+    tasks: &std::collections::BTreeMap<String, FileTasks>,
+    problems: &mut Problems,
+) -> TaskPolicy {
+    let tools = tasks.iter().map(|(tool, section)| {
+        let key = format!("[plugin.{name}.tasks.{tool}] after_ms");
+        let after = spanned_limit(file, &section.after_ms, &key, |ms| {
+            if ms == 0 { Ok(std::time::Duration::ZERO) } else { limits::timeout_from_ms(ms) }
+        });
+        (tool.clone(), ToolTasks { required: section.required, after: problems.take(after).flatten() })
+    });
+    TaskPolicy { tools: tools.collect() }
 }
 
 /// What the section grants: directories, network, environment, stubs.

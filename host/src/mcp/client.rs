@@ -29,7 +29,7 @@ fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities)
 
 /// The client capability a question needs, as named in `clientCapabilities`; also the
 /// prefix of its generated keys (`sampling-0`, `elicitation-1`, `roots-2`).
-fn capability_name(method: ClientMethod) -> &'static str {
+pub(crate) fn capability_name(method: ClientMethod) -> &'static str {
     match method {
         ClientMethod::Sample => "sampling",
         ClientMethod::Elicit => "elicitation",
@@ -38,7 +38,7 @@ fn capability_name(method: ClientMethod) -> &'static str {
 }
 
 /// `{method, params}` as the typed question rmcp sends or lists.
-fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, String> {
+pub(crate) fn client_question(method: ClientMethod, params: Value) -> Result<InputRequest, String> {
     let (wire, _) = client_method(method);
     let message = match method {
         // `roots/list` takes no params; whatever the guest passed is not sent.
@@ -61,6 +61,16 @@ fn fits(method: ClientMethod, answer: &Value) -> bool {
         ClientMethod::Sample => CreateMessageResult::deserialize(answer).is_ok(),
         ClientMethod::Elicit => ElicitResult::deserialize(answer).is_ok(),
         ClientMethod::ListRoots => ListRootsResult::deserialize(answer).is_ok(),
+    }
+}
+
+/// Whether `answer` has the shape of a result of `request` (a question a task asked).
+pub(crate) fn fits_request(request: &InputRequest, answer: &Value) -> bool {
+    match request {
+        InputRequest::CreateMessage(_) => fits(ClientMethod::Sample, answer),
+        InputRequest::Elicitation(_) => fits(ClientMethod::Elicit, answer),
+        InputRequest::ListRoots(_) => fits(ClientMethod::ListRoots, answer),
+        _ => false,
     }
 }
 
@@ -181,6 +191,12 @@ impl ReplayClient {
     pub(crate) fn take_questions(&self) -> (InputRequests, Option<Vec<u8>>) {
         let questions = std::mem::take(&mut *self.questions.lock().unwrap_or_else(PoisonError::into_inner));
         (questions, self.saved_now.lock().unwrap_or_else(PoisonError::into_inner).take())
+    }
+
+    /// The key of `question`, unique in the call: a call that goes on as a task keeps the keys
+    /// its rounds used (extensions/tasks: a key is never reused over a task's lifetime).
+    pub(crate) fn claim(&self, question: &Question) -> Result<String, ClientError> {
+        self.keys.claim(question)
     }
 
     /// The answer to `question`, or `None` when it has none yet (it is added to `unanswered`).

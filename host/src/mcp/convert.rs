@@ -278,5 +278,9 @@ pub(crate) fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilit
     if watching || catalog.has_completion() {
         caps.insert("completions".into(), json!({}));
     }
+    // The tasks extension (extensions/tasks §Capability Negotiation): rmcp serves
+    // `tasks/get`, `tasks/update` and `tasks/cancel` only where it is declared. Whether a call
+    // becomes a task is the operator's per-tool policy (`[plugin.NAME.tasks]`).
+    caps.insert("extensions".into(), json!({ (rmcp::model::TASKS_EXTENSION_ID): {} }));
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()
 }

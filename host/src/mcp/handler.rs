@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
@@ -26,6 +27,7 @@ use super::paging::page;
 use super::request_state::Round;
 use super::roots::SessionRoots;
 use super::state::McpState;
+use super::tasks;
 use crate::runtime::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
 
@@ -116,6 +118,18 @@ impl ServerHandler for Session {
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let round =
             Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
+        if let Some((policy, plugin)) = catalog.task_policy(&name) {
+            // extensions/tasks §Capability Negotiation: a task only for a request that declared
+            // the extension (legacy sessions never can); a tool that must be one is refused.
+            let era = Era::of(&context);
+            if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
+                let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
+                return self.call_tool_as_task(name, arguments, round, tool, context).await;
+            }
+            if policy.required {
+                return Err(tasks::extension_required());
+            }
+        }
         // The result's share of the output all calls may hold is kept until it is converted.
         let hold = OutputHold::default();
         let called =
@@ -126,6 +140,34 @@ impl ServerHandler for Session {
             Ok(Err(error)) => tool_failure(&name, error)?,
         };
         Ok(CallToolResponse::from(result))
+    }
+
+    /// `tasks/get` (extensions/tasks §Task Polling); rmcp checks the request declared the
+    /// extension first.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.state.tasks.get(request, &context).await
+    }
+
+    /// `tasks/update` (extensions/tasks §Task Update Requests).
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.tasks.update(request, &context).await
+    }
+
+    /// `tasks/cancel` (extensions/tasks §Task Cancellation).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.tasks.cancel(request, &context).await
     }
 
     async fn list_resources(

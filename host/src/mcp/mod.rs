@@ -11,6 +11,8 @@
 //! - `convert`, `errors`, `paging`: plugin values to MCP types, failures to MCP outcomes,
 //!   cursors;
 //! - `request_state`: the sealed `requestState` of multi round-trip requests;
+//! - `tasks`: the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`, and calls
+//!   that go on as tasks);
 //! - [`transport`]: stdio and Streamable HTTP.
 
 mod client;
@@ -25,6 +27,7 @@ mod request_state;
 mod roots;
 mod scope;
 mod state;
+mod tasks;
 pub mod transport;
 
 pub use handler::Session;

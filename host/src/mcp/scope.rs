@@ -16,10 +16,48 @@ use super::client::{PeerClient, ReplayClient};
 use super::era::Era;
 use super::events::forward_events;
 use super::handler::Session;
-use super::request_state::Round;
+use super::request_state::{Round, StateKeys};
 use super::roots::{self, FsView};
 use crate::runtime::CallScope;
 use crate::runtime::sandbox::ClientRequests;
+
+/// An opened round of a 2026-07-28 request (see [`Session::open_round`]).
+pub(crate) struct OpenRound {
+    pub(crate) view: FsView,
+    pub(crate) replay: Arc<ReplayClient>,
+    round: Option<Round>,
+    /// The answers so far, carried into the next round's `requestState`.
+    answers: Option<InputResponses>,
+}
+
+/// `questions` with the `answers` so far and `saved` sealed into their `requestState` (none
+/// for a method that cannot return questions, which has no `round`).
+fn seal(
+    keys: &StateKeys,
+    round: Option<&Round>,
+    answers: Option<&InputResponses>,
+    mut questions: InputRequiredResult,
+    saved: Option<Vec<u8>>,
+) -> Result<InputRequiredResult, McpError> {
+    if let Some(round) = round {
+        let empty = InputResponses::new();
+        questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref())?);
+    }
+    Ok(questions)
+}
+
+impl OpenRound {
+    /// The questions the run asked that have no answer yet, sealed with its saved state; `None`
+    /// when it asked none.
+    pub(crate) fn unanswered(&self, keys: &StateKeys) -> Result<Option<InputRequiredResult>, McpError> {
+        let (questions, saved) = self.replay.take_questions();
+        if questions.is_empty() {
+            return Ok(None);
+        }
+        let questions = InputRequiredResult::from_input_requests(questions);
+        seal(keys, self.round.as_ref(), self.answers.as_ref(), questions, saved).map(Some)
+    }
+}
 
 impl Session {
     /// Runs `call` with this request's scope. Its guest's events are forwarded beside the call
@@ -31,29 +69,16 @@ impl Session {
     pub(crate) async fn with_scope<T, F: Future<Output = T>>(
         &self,
         context: &RequestContext<RoleServer>,
-        mut round: Option<Round>,
+        round: Option<Round>,
         call: impl FnOnce(CallScope) -> F,
     ) -> Result<Result<T, InputRequiredResult>, McpError> {
         let era = Era::of(context);
-        let keys = &self.state.state_keys;
-        let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
-        let answers = carried.as_ref().map(|carried| &carried.answers);
-        let sealed =
-            |mut questions: InputRequiredResult, saved: Option<Vec<u8>>| -> Result<InputRequiredResult, McpError> {
-                if let Some(round) = &round {
-                    let empty = InputResponses::new();
-                    questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref())?);
-                }
-                Ok(questions)
+        let (view, client, opened) = if era.is_modern() {
+            let opened = match self.open_round(context, round)? {
+                Ok(opened) => opened,
+                Err(questions) => return Ok(Err(questions)),
             };
-        let (view, client, replay) = if era.is_modern() {
-            let saved = carried.as_ref().and_then(|carried| carried.saved.clone());
-            let (view, replay) = match self.modern_parts(context, answers, saved.clone()) {
-                Ok(parts) => parts,
-                // The host's own question comes first; the plugin's state stays for later.
-                Err(questions) => return sealed(questions, saved).map(Err),
-            };
-            (view, replay.clone() as Arc<dyn ClientRequests>, Some(replay))
+            (opened.view.clone(), opened.replay.clone() as Arc<dyn ClientRequests>, Some(opened))
         } else {
             let view = self.roots.view(&self.state.operator_grants).await;
             (view, Arc::new(PeerClient::new(context.peer.clone())) as Arc<dyn ClientRequests>, None)
@@ -62,6 +87,7 @@ impl Session {
             grants: view.grants,
             client_roots: view.client_roots,
             cancel: context.ct.clone(),
+            timeout: None,
             events: None,
             client: Some(client),
             resource_updated: Some(self.resource_updated.clone()),
@@ -81,10 +107,31 @@ impl Session {
             let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
             tokio::join!(call(scope), forward).0
         };
-        if let Some((questions, saved)) = replay.map(|replay| replay.take_questions()).filter(|(q, _)| !q.is_empty()) {
-            return sealed(InputRequiredResult::from_input_requests(questions), saved).map(Err);
+        if let Some(opened) = opened
+            && let Some(questions) = opened.unanswered(&self.state.state_keys)?
+        {
+            return Ok(Err(questions));
         }
         Ok(Ok(output))
+    }
+
+    /// A 2026-07-28 request's round: its `requestState` opened (the JSON-RPC error if it does
+    /// not open), its directories, and the client that answers its guest's questions from its
+    /// `inputResponses`; or, when the host must ask for the client's roots first, that question.
+    pub(crate) fn open_round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        mut round: Option<Round>,
+    ) -> Result<Result<OpenRound, InputRequiredResult>, McpError> {
+        let keys = &self.state.state_keys;
+        let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
+        let (answers, saved) = carried.map(|carried| (carried.answers, carried.saved)).unzip();
+        let saved = saved.flatten();
+        match self.modern_parts(context, answers.as_ref(), saved.clone()) {
+            Ok((view, replay)) => Ok(Ok(OpenRound { view, replay, round, answers })),
+            // The host's own question comes first; the plugin's state stays for later.
+            Err(questions) => seal(keys, round.as_ref(), answers.as_ref(), questions, saved).map(Err),
+        }
     }
 
     /// A 2026-07-28 request's directories (its roots answer, when its client declares roots and

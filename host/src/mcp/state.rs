@@ -8,7 +8,9 @@ use rmcp::model::{Prompt, ResourceTemplate, Tool};
 
 use super::convert;
 use super::request_state::StateKeys;
+use super::tasks::Tasks;
 use crate::runtime::roots::{self, AllowedDir, Grant};
+use crate::runtime::tasks::TaskSettings;
 use crate::runtime::{Catalog, LiveCatalog};
 
 /// The static lists of one catalog as MCP types.
@@ -47,6 +49,8 @@ pub struct McpState {
     lists: Mutex<(Weak<Catalog>, Arc<Lists>)>,
     /// Seal and open the `requestState` of multi round-trip requests.
     pub(crate) state_keys: StateKeys,
+    /// The tasks of calls that went on as tasks (2026-07-28 tasks extension).
+    pub(crate) tasks: Arc<Tasks>,
 }
 
 impl McpState {
@@ -58,6 +62,7 @@ impl McpState {
         page_size: usize,
         watching: bool,
         state_keys: StateKeys,
+        tasks: TaskSettings,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
         let lists = Lists::of(&catalog).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
@@ -70,6 +75,7 @@ impl McpState {
             watching,
             lists: Mutex::new((Arc::downgrade(&catalog), Arc::new(lists))),
             state_keys,
+            tasks: Arc::new(Tasks::in_memory(tasks)?),
         }))
     }
 

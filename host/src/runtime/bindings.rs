@@ -4,12 +4,14 @@
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "plugin",
-    // Sampling and elicitation wait for the client; the other imports answer at once.
+    // Sampling and elicitation wait for the client; the others but `detach` answer at once.
     // They may also stop the call (trap) when a stateless client must be asked first.
     imports: {
         "mcpbox:plugin/host.sample": async | trappable,
         "mcpbox:plugin/host.elicit": async | trappable,
         "mcpbox:plugin/host.ask": async | trappable,
+        // Creating a task waits for the task store.
+        "mcpbox:plugin/host.detach": async,
     },
     exports: { default: async },
     // Hot reload compares descriptors to tell clients what changed; the output budget

@@ -102,6 +102,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         slots: None,
         policy,
         requested,
+        tasks: None,
         plain: offered.plain,
     })
 }

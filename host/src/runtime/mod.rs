@@ -38,6 +38,7 @@ pub(crate) mod requested;
 pub(crate) mod roots;
 pub(crate) mod sandbox;
 mod special_purpose;
+pub(crate) mod tasks;
 
 pub use catalog::Catalog;
 pub(crate) use catalog::{CompletionTarget, LoadProblem};

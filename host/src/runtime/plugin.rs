@@ -45,6 +45,8 @@ pub struct Plugin {
     pub policy: Arc<Policy>,
     /// What it asks for in its own metadata, if anything (never granted by itself).
     pub requested: Option<RequestedPolicy>,
+    /// Which of its tools may run as tasks (the operator's `[plugin.NAME.tasks]`).
+    pub tasks: Option<crate::runtime::plugin_config::TaskPolicy>,
     /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
     /// behind each tool, by the tool's local name.
     pub(crate) plain: Vec<(String, crate::runtime::plain::PlainFunction)>,

@@ -26,6 +26,37 @@ pub struct PluginConfig {
     pub max_concurrency: Option<usize>,
     /// Directories, network, environment.
     pub policy: Policy,
+    /// Which tools may run as tasks (`[plugin.NAME.tasks]`); `None`: none.
+    pub tasks: Option<TaskPolicy>,
+}
+
+/// How the operator lets a plugin's tools run as tasks (the 2026-07-28 tasks extension), by
+/// the plugin's own tool names, `*` for the others: a task outlives the call time limit (up to
+/// the task deadline) and the client's connection, so it is granted, never assumed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPolicy {
+    /// Tool name (or `*`) to how it may run as a task.
+    pub tools: Vec<(String, ToolTasks)>,
+}
+
+/// How one tool may run as a task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolTasks {
+    /// Only as a task: a request that cannot receive one is refused with MCP's
+    /// MissingRequiredClientCapability error.
+    pub required: bool,
+    /// A call still running after this long becomes a task (zero: at once); without it, only
+    /// the plugin's `detach` makes one.
+    pub after: Option<Duration>,
+}
+
+impl TaskPolicy {
+    /// How the tool the plugin calls `tool` may run as a task, if at all: its own entry, else
+    /// the `*` entry.
+    pub fn for_tool(&self, tool: &str) -> Option<ToolTasks> {
+        let entry = |name: &str| self.tools.iter().find(|(t, _)| t == name).map(|(_, tasks)| *tasks);
+        entry(tool).or_else(|| entry("*"))
+    }
 }
 
 impl PluginConfig {

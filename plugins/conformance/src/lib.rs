@@ -1,5 +1,5 @@
 //! `conformance`: exactly the fixtures the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance` 0.1.16, and 0.2.0-alpha.12's in `input_required.rs`)
+//! (`@modelcontextprotocol/conformance` 0.1.16, and 0.2.0-alpha.12's in `input_required.rs` and `tasks.rs`)
 //! expects of a server, so the suite can run against mcpbox itself. Serve it without a name prefix (`[plugins.conformance] prefix = ""`) for the
 //! suite; the names below are what the suite calls.
 
@@ -11,6 +11,7 @@ use mcpbox_sdk::prelude::*;
 
 mod input_required;
 mod list_changes;
+mod tasks;
 
 /// A 1x1 transparent PNG.
 const PNG: [u8; 70] = [
@@ -60,7 +61,7 @@ struct ElicitationArgs {
 }
 
 fn plugin() -> Plugin {
-    list_changes::hooks(input_required::fixtures(Plugin::new()))
+    list_changes::hooks(tasks::fixtures(input_required::fixtures(Plugin::new())))
         .tool(Tool::new("test_sampling", "Asks the client's model (sampling)", |a: SamplingArgs| {
             Ok(format!("LLM response: {}", sample_text(&a.prompt, 100)?))
         }))

@@ -26,6 +26,7 @@ pub use ownership::OwnedUris;
 
 use crate::runtime::bindings::{prompts, resources};
 use crate::runtime::plugin::{Plugin, ToolInfo};
+use crate::runtime::plugin_config::ToolTasks;
 
 /// A plugin that failed to load, and why.
 #[derive(Debug)]
@@ -204,6 +205,13 @@ impl Catalog {
     /// The tool served as `name`.
     pub fn tool(&self, name: &str) -> Option<&Entry<ToolInfo>> {
         self.tools.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    /// How the tool served as `name` may run as a task, and its plugin; `None` if it may not.
+    pub(crate) fn task_policy(&self, name: &str) -> Option<(ToolTasks, &Arc<Plugin>)> {
+        let entry = self.tool(name)?;
+        let plugin = self.plugins.get(entry.plugin)?;
+        Some((plugin.tasks.as_ref()?.for_tool(&entry.item.descriptor.name)?, plugin))
     }
 
     /// The prompt served as `name`.

@@ -148,6 +148,16 @@ impl host::Host for HostState {
         self.scope.client.as_ref().and_then(|client| client.saved_state())
     }
 
+    async fn detach(&mut self, status_message: Option<String>) -> Result<(), String> {
+        if !self.emit(Emission::Event, wire_len(&status_message)) {
+            return Err("the call's output limit is reached".to_owned());
+        }
+        match &self.scope.client {
+            Some(client) => client.detach(status_message).await,
+            None => Err("this call cannot become a task".to_owned()),
+        }
+    }
+
     fn resource_updated(&mut self, uri: String) {
         if !self.emit(Emission::Announcement, wire_len(&uri)) {
             return;

@@ -49,6 +49,7 @@ pub(crate) async fn run_call<R: Send>(
 ) -> Result<(R, CallBudget), CallError> {
     let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
     let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
+    let limits = Limits { timeout: scope.timeout.unwrap_or(limits.timeout), ..limits };
     let now = Instant::now();
     // `Limits` are validated to at most a day; the fallback only guards the arithmetic.
     let deadline = now.checked_add(limits.timeout).unwrap_or(now + MAX_TIMEOUT);

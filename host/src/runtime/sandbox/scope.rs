@@ -62,6 +62,12 @@ pub trait ClientRequests: Send + Sync {
     fn saved_state(&self) -> Option<Vec<u8>> {
         None
     }
+
+    /// Goes on with the call as a task, with this status message; refused with the reason
+    /// where the request cannot (the default).
+    fn detach(&self, _status_message: Option<String>) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(std::future::ready(Err("this request cannot become a task".to_owned())))
+    }
 }
 
 /// One question of a guest for the client.
@@ -111,6 +117,9 @@ pub struct CallScope {
     pub client_roots: Option<Arc<[PathBuf]>>,
     /// Cancelled when the client cancels the request or goes away.
     pub cancel: CancellationToken,
+    /// Replaces the plugin's time limit for this call (a call that may become a task runs
+    /// under the task deadline; the protocol layer bounds its synchronous part).
+    pub timeout: Option<std::time::Duration>,
     /// Where the guest's log and progress reports go; `None` drops them (after counting).
     pub events: Option<mpsc::UnboundedSender<GuestEvent>>,
     /// Where `sample` and `elicit` go; `None` refuses them.

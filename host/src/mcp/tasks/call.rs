@@ -1,0 +1,310 @@
+//! A `tools/call` that may go on as a task (extensions/tasks §Task Creation).
+//!
+//! The call runs in a tokio task of its own, with a cancellation of its own, under the task
+//! deadline. Until it *detaches* it is an ordinary call: its questions are the request's multi
+//! round-trip questions, the client's cancellation or departure stops it, and the plugin's time
+//! limit bounds it. It detaches when it has run the operator's `after` threshold, or when the
+//! plugin calls `detach`: the task is stored, the request answers with `CreateTaskResult`,
+//! and from then on the call belongs to the task: its questions wait in `inputRequests` for
+//! `tasks/update`, its progress messages become the status message, only `tasks/cancel` or
+//! the deadline stop it, and its outcome is stored as the task's result or error.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, CreateTaskResult};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+use tokio::sync::{Mutex, Notify, mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::client::{TaskClient, supervise};
+use super::{Tasks, wire};
+use crate::mcp::client::ReplayClient;
+use crate::mcp::convert;
+use crate::mcp::era::{Dialect, Era};
+use crate::mcp::errors::tool_failure;
+use crate::mcp::handler::Session;
+use crate::mcp::request_state::Round;
+use crate::mcp::scope::OpenRound;
+use crate::runtime::bindings::tools::CallResult;
+use crate::runtime::budget::OutputHold;
+use crate::runtime::plugin_config::ToolTasks;
+use crate::runtime::sandbox::GuestEvent;
+use crate::runtime::tasks::{TaskChange, TaskRecord, TaskState, TaskStoreError};
+use crate::runtime::{CallError, CallScope};
+
+/// Where the call stands.
+pub(super) enum Phase {
+    /// An ordinary call: it may still become a task.
+    Sync,
+    /// It stopped to ask the request's client, or the request gave up on it: it will not
+    /// become a task.
+    Ending,
+    /// It is the task with this id.
+    Detached(String),
+}
+
+/// What the call, its client and the request share.
+pub(super) struct Shared {
+    pub(super) tasks: Arc<Tasks>,
+    pub(super) principal: String,
+    pub(super) phase: Mutex<Phase>,
+    /// Set once the task is stored, for the request to answer with it.
+    pub(super) created: watch::Sender<Option<TaskRecord>>,
+    /// Mirrors `Phase::Detached`, for the request's drop guard (which cannot wait for the lock).
+    pub(super) detached: AtomicBool,
+    /// Stops the call.
+    pub(super) cancel: CancellationToken,
+    /// Set when the client cancelled the task (the outcome is then `cancelled`).
+    pub(super) cancelled_by_client: AtomicBool,
+    /// Answers delivered to the task, not yet taken by the question that waits for them.
+    pub(super) answers: std::sync::Mutex<Map<String, Value>>,
+    pub(super) answered: Notify,
+    /// The request's round: questions before detaching, and the keys used so far.
+    pub(super) replay: Arc<ReplayClient>,
+}
+
+impl Shared {
+    /// Stores the task and makes this call its; `Ok` if it already is.
+    pub(super) async fn detach(self: &Arc<Self>, message: Option<String>) -> Result<(), String> {
+        let mut phase = self.phase.lock().await;
+        match &*phase {
+            Phase::Detached(_) => return Ok(()),
+            Phase::Ending => return Err("the call is already ending".to_owned()),
+            Phase::Sync => {}
+        }
+        let record = self.tasks.create(&self.principal, message).await.map_err(|e| e.to_string())?;
+        *phase = Phase::Detached(record.id.clone());
+        self.detached.store(true, Ordering::Release);
+        drop(phase);
+        tokio::spawn(supervise(self.clone(), record.id.clone()));
+        self.created.send_replace(Some(record));
+        Ok(())
+    }
+
+    /// The task's id once detached.
+    pub(super) async fn task_id(&self) -> Option<String> {
+        match &*self.phase.lock().await {
+            Phase::Detached(id) => Some(id.clone()),
+            _ => None,
+        }
+    }
+
+    pub(super) async fn change(&self, id: &str, change: TaskChange) -> Result<(), TaskStoreError> {
+        self.tasks.store.change(id, &self.tasks.owner, change).await
+    }
+}
+
+/// Stops an ordinary call whose request went away (the client disconnected or cancelled);
+/// a detached call goes on.
+struct StopUnlessDetached(Arc<Shared>);
+
+impl Drop for StopUnlessDetached {
+    fn drop(&mut self) {
+        if !self.0.detached.load(Ordering::Acquire) {
+            self.0.cancel.cancel();
+        }
+    }
+}
+
+/// A tool the operator lets run as a task, as its plugin serves it.
+pub(crate) struct TaskTool {
+    /// When it becomes a task, and whether only as one.
+    pub(crate) policy: ToolTasks,
+    /// The plugin's call time limit, which bounds the call until it becomes a task.
+    pub(crate) time_limit: Duration,
+    /// The plugin, for errors.
+    pub(crate) plugin: Arc<str>,
+}
+
+/// What a finished call hands the request that still waits for it.
+type Finished = (Result<CallResult, CallError>, OutputHold);
+
+impl Session {
+    /// `tools/call` of a tool the operator lets run as a task, from a 2026-07-28 request that
+    /// declared the extension.
+    pub(crate) async fn call_tool_as_task(
+        &self,
+        name: String,
+        arguments: String,
+        round: Option<Round>,
+        tool: TaskTool,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let TaskTool { policy, time_limit: plugin_timeout, plugin } = tool;
+        let open: OpenRound = match self.open_round(&context, round)? {
+            Ok(open) => open,
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+        };
+        let tasks = self.state.tasks.clone();
+        let (created, mut created_seen) = watch::channel(None);
+        let shared = Arc::new(Shared {
+            principal: Tasks::principal(&context),
+            tasks: tasks.clone(),
+            phase: Mutex::new(Phase::Sync),
+            created,
+            detached: AtomicBool::new(false),
+            cancel: CancellationToken::new(),
+            cancelled_by_client: AtomicBool::new(false),
+            answers: std::sync::Mutex::default(),
+            answered: Notify::new(),
+            replay: open.replay.clone(),
+        });
+        let _stop = StopUnlessDetached(shared.clone());
+        if policy.after == Some(Duration::ZERO)
+            && let Err(refused) = shared.detach(None).await
+        {
+            // Too many tasks held: the call is refused rather than run past its time limit.
+            return Err(McpError::internal_error(format!("cannot start a task for `{name}`: {refused}"), None));
+        }
+        let scope = CallScope {
+            grants: open.view.grants.clone(),
+            client_roots: open.view.client_roots.clone(),
+            cancel: shared.cancel.clone(),
+            timeout: Some(tasks.settings.deadline),
+            events: None,
+            client: Some(Arc::new(TaskClient(shared.clone()))),
+            resource_updated: Some(self.resource_updated.clone()),
+            owned_uris: None,
+            output_hold: None,
+        };
+        let (finished_send, mut finished) = oneshot::channel::<Finished>();
+        let dialect = Era::of(&context).dialect();
+        tokio::spawn(run(self.state.catalog(), name.clone(), arguments, scope, shared.clone(), dialect, finished_send));
+
+        // The operator's threshold: armed unless there is none (or it already detached).
+        let mut armed = policy.after.is_some_and(|after| !after.is_zero());
+        let threshold = tokio::time::sleep(policy.after.unwrap_or_default());
+        tokio::pin!(threshold);
+        let time_limit = tokio::time::sleep(plugin_timeout);
+        tokio::pin!(time_limit);
+        loop {
+            tokio::select! {
+                record = async { created_seen.wait_for(Option::is_some).await.ok().and_then(|r| r.clone()) } => {
+                    if let Some(record) = record {
+                        // extensions/tasks: `CreateTaskResult` only once `tasks/get` finds it.
+                        return Ok(CallToolResponse::Task(CreateTaskResult::new(wire::task(&record))));
+                    }
+                }
+                done = &mut finished => {
+                    let Ok((outcome, _hold)) = done else {
+                        return Err(McpError::internal_error(format!("the call of `{name}` stopped"), None));
+                    };
+                    if let Some(questions) = open.unanswered(&self.state.state_keys)? {
+                        return Ok(CallToolResponse::InputRequired(questions));
+                    }
+                    let result = match outcome {
+                        Ok(result) => convert::call_result(result, dialect)?,
+                        Err(error) => tool_failure(&name, error)?,
+                    };
+                    return Ok(CallToolResponse::from(result));
+                }
+                () = &mut threshold, if armed => {
+                    armed = false;
+                    if let Err(refused) = shared.detach(None).await {
+                        tracing::warn!(tool = %name, "the call stays synchronous: {refused}");
+                    }
+                }
+                () = &mut time_limit => {
+                    let mut phase = shared.phase.lock().await;
+                    if !matches!(*phase, Phase::Detached(_)) {
+                        *phase = Phase::Ending;
+                        shared.cancel.cancel();
+                        return tool_failure(&name, CallError::Timeout { plugin, limit: plugin_timeout })
+                            .map(CallToolResponse::from);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs the call, forwarding its progress messages to the task once there is one, and hands
+/// its outcome to the request (still an ordinary call) or stores it in the task.
+async fn run(
+    catalog: Arc<crate::runtime::Catalog>,
+    name: String,
+    arguments: String,
+    mut scope: CallScope,
+    shared: Arc<Shared>,
+    dialect: Dialect,
+    finished: oneshot::Sender<Finished>,
+) {
+    let hold = OutputHold::default();
+    let (events, received) = mpsc::unbounded_channel();
+    scope.events = Some(events);
+    let (outcome, ()) =
+        tokio::join!(catalog.call_tool(&name, arguments, scope.holding(&hold)), status_messages(received, &shared));
+    let mut phase = shared.phase.lock().await;
+    let Phase::Detached(id) = &*phase else {
+        *phase = Phase::Ending;
+        let _ = finished.send((outcome, hold));
+        return;
+    };
+    let id = id.clone();
+    drop(phase);
+    let (state, message) = if shared.cancelled_by_client.load(Ordering::Acquire) {
+        (TaskState::Cancelled, "cancelled by the client".to_owned())
+    } else {
+        task_outcome(&name, outcome, dialect)
+    };
+    let retain = shared.tasks.settings.retention;
+    let finish = TaskChange::State { state, retain, message: Some(message) };
+    if let Err(TaskStoreError::OutputLimit(limit)) = shared.change(&id, finish).await {
+        let error = failure(&McpError::internal_error(format!("the task's result is not kept: {limit}"), None));
+        let _ = shared
+            .change(&id, TaskChange::State { state: TaskState::Failed(error), retain, message: Some(limit) })
+            .await;
+    }
+    drop(hold);
+    // Ends the supervisor.
+    shared.cancel.cancel();
+}
+
+/// A finished call as the task's state (extensions/tasks §Task Execution Errors): a result,
+/// `isError` included, is `completed`; a JSON-RPC error is `failed`.
+fn task_outcome(name: &str, outcome: Result<CallResult, CallError>, dialect: Dialect) -> (TaskState, String) {
+    let result = match outcome {
+        Ok(result) => convert::call_result(result, dialect),
+        Err(error) => tool_failure(name, error),
+    };
+    match result
+        .and_then(|result| serde_json::to_value(result).map_err(|e| McpError::internal_error(e.to_string(), None)))
+    {
+        Ok(Value::Object(result)) => {
+            let failed = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            (TaskState::Completed(result), if failed { "the tool reported an error" } else { "done" }.to_owned())
+        }
+        Ok(_) => (
+            TaskState::Failed(failure(&McpError::internal_error("the result is not an object", None))),
+            "failed".to_owned(),
+        ),
+        Err(error) => (TaskState::Failed(failure(&error)), error.message.to_string()),
+    }
+}
+
+/// A JSON-RPC error as the object a failed task carries.
+fn failure(error: &McpError) -> Map<String, Value> {
+    match serde_json::to_value(error) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::from_iter([
+            ("code".to_owned(), Value::from(-32603)),
+            ("message".to_owned(), error.message.to_string().into()),
+        ]),
+    }
+}
+
+/// A detached call's progress messages become its task's status message (extensions/tasks:
+/// tasks carry no progress or log notifications); before that, and for logs, nothing is sent.
+async fn status_messages(mut events: mpsc::UnboundedReceiver<GuestEvent>, shared: &Shared) {
+    while let Some(event) = events.recv().await {
+        if let GuestEvent::Progress { message: Some(message), .. } = event
+            && let Some(id) = shared.task_id().await
+        {
+            let _ = shared.change(&id, TaskChange::Message(message)).await;
+        }
+    }
+}

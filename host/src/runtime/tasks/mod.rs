@@ -1,0 +1,220 @@
+//! Durable handles of long calls (the `io.modelcontextprotocol/tasks` extension, whose wire
+//! shapes live in `mcp/tasks/`): what a task is while it runs and after, and the store that
+//! keeps it, behind [`TaskStore`] so that several replicas can share one.
+//!
+//! The store is designed for replicas from the start: every task has an *owner* (the process
+//! running its call) holding a *lease* it renews; the owner alone changes the task's state,
+//! while input and cancellation may arrive at any process and are delivered to the owner's
+//! inbox. A task whose owner stopped renewing reads as failed. The in-memory store
+//! (`memory.rs`) is the one backend today; a shared one (Redis, for scale-out) implements the
+//! same trait.
+//!
+//! - `memory`: the in-process store, with its limits and expiry.
+
+mod memory;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+pub use memory::MemoryStore;
+
+use crate::runtime::sandbox::BoxFuture;
+
+/// What a task is doing, with what the client reads in each state (JSON, as the protocol
+/// layer made it: the runtime never interprets it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskState {
+    /// The call runs.
+    Working,
+    /// The call waits for answers to these questions, by key (`{method, params}` each).
+    InputRequired(Map<String, Value>),
+    /// The call ended with this result.
+    Completed(Map<String, Value>),
+    /// The call ended with this JSON-RPC error (`{code, message, data?}`).
+    Failed(Map<String, Value>),
+    /// The call was cancelled.
+    Cancelled,
+}
+
+impl TaskState {
+    /// Whether the task has ended.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, TaskState::Completed(_) | TaskState::Failed(_) | TaskState::Cancelled)
+    }
+
+    /// The bytes of output this state keeps (what counts against the retained-output limits).
+    fn retained(&self) -> usize {
+        match self {
+            TaskState::InputRequired(map) | TaskState::Completed(map) | TaskState::Failed(map) => {
+                crate::runtime::budget::wire_len(map)
+            }
+            TaskState::Working | TaskState::Cancelled => 0,
+        }
+    }
+}
+
+/// One task as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// Unguessable: whoever knows it may read the task (within its principal).
+    pub id: String,
+    /// Who created it: only requests of the same principal see it.
+    pub principal: String,
+    /// The process running its call.
+    pub owner: String,
+    /// Until when the owner's lease holds (ms since the epoch); renewed while the call runs.
+    pub lease_until_ms: u64,
+    /// When it was created (ms since the epoch).
+    pub created_ms: u64,
+    /// When its state or message last changed.
+    pub updated_ms: u64,
+    /// How long after creation it is kept (ms).
+    pub ttl_ms: u64,
+    /// A word on the current state (the plugin's latest progress message, or why it ended).
+    pub status_message: Option<String>,
+    /// Its state.
+    pub state: TaskState,
+}
+
+impl TaskRecord {
+    /// Whether it is past its time to live at `now_ms`.
+    fn expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.created_ms.saturating_add(self.ttl_ms)
+    }
+}
+
+/// What arrived for a task's owner since it last looked.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Inbox {
+    /// Answers to outstanding questions, by key.
+    pub answers: Map<String, Value>,
+    /// The client asked to cancel the task.
+    pub cancel: bool,
+}
+
+/// A change the owner makes to its task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskChange {
+    /// A new status message (progress).
+    Message(String),
+    /// A new state; `retain` is how long a terminal state is kept from now on.
+    State {
+        /// The state.
+        state: TaskState,
+        /// For a terminal state: how long it stays readable.
+        retain: Duration,
+        /// Its status message (replaces the current one when `Some`).
+        message: Option<String>,
+    },
+    /// The owner still runs it: its lease is extended to this time (ms since the epoch).
+    Lease(u64),
+}
+
+/// Why the store refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TaskStoreError {
+    /// No such task for this principal (never created, expired, or someone else's).
+    #[error("task not found")]
+    NotFound,
+    /// Creating it would exceed a limit on how many tasks are held.
+    #[error("too many tasks: {0}")]
+    TooMany(String),
+    /// The state would keep more output than a limit allows.
+    #[error("task output limit: {0}")]
+    OutputLimit(String),
+    /// Only the owner changes a task, and this process is not (or no longer) its owner.
+    #[error("task is owned by another process")]
+    NotOwner,
+}
+
+/// How many tasks, and how much of their output, the store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// Tasks held at once (running or kept for their result), the whole server.
+    pub max_tasks: usize,
+    /// Tasks held at once by one principal.
+    pub max_tasks_per_principal: usize,
+    /// Output (results, errors, questions) held at once, in bytes, the whole server.
+    pub max_output_bytes: usize,
+    /// Output held at once by one principal.
+    pub max_output_bytes_per_principal: usize,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            max_tasks: 1000,
+            max_tasks_per_principal: 100,
+            max_output_bytes: 256 << 20,
+            max_output_bytes_per_principal: 64 << 20,
+        }
+    }
+}
+
+/// How long tasks run and stay, and how many the store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// A task's call is stopped this long after it started (its own limit, instead of the
+    /// call time limit).
+    pub deadline: Duration,
+    /// A finished task's result stays readable this long.
+    pub retention: Duration,
+    /// What the store holds at most.
+    pub limits: TaskLimits,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            deadline: Duration::from_secs(3600),
+            retention: Duration::from_secs(3600),
+            limits: TaskLimits::default(),
+        }
+    }
+}
+
+/// Where tasks live. Every method names the principal or the owner it acts for: a task is
+/// read and answered by its principal's requests, changed by its owner only.
+pub trait TaskStore: Send + Sync {
+    /// Stores a new task; when this returns, `get` finds it (the extension's durable create).
+    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The task `id` as `principal` sees it.
+    fn get<'a>(&'a self, id: &'a str, principal: &'a str) -> BoxFuture<'a, Result<TaskRecord, TaskStoreError>>;
+
+    /// The owner's change to its task.
+    fn change<'a>(
+        &'a self,
+        id: &'a str,
+        owner: &'a str,
+        change: TaskChange,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+
+    /// Answers from the client: those for outstanding questions leave the task's visible
+    /// questions at once and go to the owner's inbox; others are ignored (the extension: a
+    /// server SHOULD ignore responses to keys not outstanding). The task is `working` again
+    /// when none is left.
+    fn deliver<'a>(
+        &'a self,
+        id: &'a str,
+        principal: &'a str,
+        answers: Map<String, Value>,
+    ) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+
+    /// The client's request to cancel, for the owner's inbox; a finished task stays as it is.
+    fn cancel<'a>(&'a self, id: &'a str, principal: &'a str) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+
+    /// Waits until the owner's inbox holds something, and empties it.
+    fn next_inbox<'a>(&'a self, id: &'a str, owner: &'a str) -> BoxFuture<'a, Result<Inbox, TaskStoreError>>;
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `duration` in whole milliseconds, saturating.
+pub fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
