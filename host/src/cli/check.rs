@@ -60,7 +60,7 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
                 (true, n) => format!("yes, {n} template{}", if n == 1 { "" } else { "s" }),
             },
             prompts: p.prompts.len().to_string(),
-            grants: Granted::new(&p.policy, p.limits, None, true).summary(shared),
+            grants: Granted::new(&p.policy, p.limits, None, p.tasks.as_ref(), true).summary(shared),
             problem: "-".into(),
         })
         .collect();

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::runtime::Limits;
+use crate::runtime::plugin_config::{TaskPolicy, ToolTasks};
 use crate::runtime::policy::Policy;
 
 /// What the operator grants one plugin.
@@ -19,6 +20,9 @@ pub(crate) struct Granted {
     pub(crate) env: Vec<String>,
     pub(crate) stub_ungranted: bool,
     pub(crate) limits: GrantedLimits,
+    /// The tools that may run as tasks, each with when (`[plugin.NAME.tasks.TOOL]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tasks: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -46,6 +50,16 @@ pub(crate) struct GrantedLimits {
     pub(crate) max_concurrency: Option<usize>,
 }
 
+/// One tool's task grant in words: `slow_compute (after 2000 ms)`, `job (at once, required)`.
+fn task_grant(tool: &str, when: ToolTasks) -> String {
+    let start = match when.after {
+        Some(after) if after.is_zero() => "at once".to_owned(),
+        Some(after) => format!("after {} ms", after.as_millis()),
+        None => "when it detaches".to_owned(),
+    };
+    format!("{tool} ({start}{})", if when.required { ", required" } else { "" })
+}
+
 /// How many words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {
@@ -56,7 +70,13 @@ pub(crate) enum Style {
 }
 
 impl Granted {
-    pub(crate) fn new(policy: &Policy, limits: Limits, max_concurrency: Option<usize>, configured: bool) -> Granted {
+    pub(crate) fn new(
+        policy: &Policy,
+        limits: Limits,
+        max_concurrency: Option<usize>,
+        tasks: Option<&TaskPolicy>,
+        configured: bool,
+    ) -> Granted {
         Granted {
             configured,
             shared_roots: policy.shared_roots,
@@ -82,6 +102,9 @@ impl Granted {
                 max_output_bytes: limits.output_bytes,
                 max_concurrency,
             },
+            tasks: tasks
+                .map(|t| t.tools.iter().map(|(tool, when)| task_grant(tool, *when)).collect())
+                .unwrap_or_default(),
         }
     }
 
@@ -132,6 +155,9 @@ impl Granted {
         }
         if !self.env.is_empty() {
             parts.push(format!("env {}", self.env.join(" ")));
+        }
+        if !self.tasks.is_empty() {
+            parts.push(format!("tasks {}", self.tasks.join(", ")));
         }
         if parts.is_empty() { "none".into() } else { parts.join("; ") }
     }

@@ -121,7 +121,7 @@ async fn describe(
         exports,
         imports,
         requested: loaded.requested.clone(),
-        granted: Granted::new(&config.policy, limits, config.max_concurrency, configured),
+        granted: Granted::new(&config.policy, limits, config.max_concurrency, config.tasks.as_ref(), configured),
         load_problem,
         tools: loaded
             .tools
@@ -241,6 +241,9 @@ impl Description {
             limits.max_output_bytes >> 10,
             limits.max_concurrency.map_or("unlimited".to_owned(), |v| v.to_string()),
         );
+        if !granted.tasks.is_empty() {
+            let _ = writeln!(out, "  tasks: {}", granted.tasks.join(", "));
+        }
         match &self.load_problem {
             Some(problem) => {
                 let _ = writeln!(out, "  loads under this policy: no: {problem}");

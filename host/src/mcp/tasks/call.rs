@@ -79,9 +79,11 @@ impl Shared {
         let record = self.tasks.create(&self.principal, message).await.map_err(|e| e.to_string())?;
         *phase = Phase::Detached(record.id.clone());
         self.detached.store(true, Ordering::Release);
-        drop(phase);
         tokio::spawn(supervise(self.clone(), record.id.clone()));
+        // Told while the phase is still locked: the call cannot end (and its request see it
+        // end) before the request can see the task.
         self.created.send_replace(Some(record));
+        drop(phase);
         Ok(())
     }
 
@@ -183,6 +185,8 @@ impl Session {
         tokio::pin!(time_limit);
         loop {
             tokio::select! {
+                // A task, once there is one, is the answer (even if its call already ended).
+                biased;
                 record = async { created_seen.wait_for(Option::is_some).await.ok().and_then(|r| r.clone()) } => {
                     if let Some(record) = record {
                         // extensions/tasks: `CreateTaskResult` only once `tasks/get` finds it.

@@ -35,7 +35,8 @@ impl Shared {
                 Err(invalid) => asked.push(Err(invalid)),
             }
         }
-        if !requests.is_empty() {
+        let waits = !requests.is_empty();
+        if waits {
             let waiting = TaskChange::State {
                 state: TaskState::InputRequired(requests),
                 retain: Duration::ZERO,
@@ -64,6 +65,10 @@ impl Shared {
                     () = self.cancel.cancelled() => return Err(ClientError::Refused("the task was cancelled".to_owned())),
                 }
             }
+        }
+        if waits {
+            // The store made it `working` again as the last answer arrived; the message follows.
+            let _ = self.change(&id, TaskChange::Message("working with the client's answers".to_owned())).await;
         }
         Ok(answers)
     }
