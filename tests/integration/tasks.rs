@@ -115,7 +115,10 @@ async fn a_task_created_over_http_is_polled_to_completion_by_another_process() {
 fn progress_becomes_the_status_message_and_cancel_stops_the_guest() {
     let config = config(POLICY);
     let mut server = config.serve();
-    let id = created(&server.result("tools/call", call("slow_compute", json!({ "seconds": 60 }))));
+    // The client asks for progress: a task answers with its status message instead.
+    let mut slow = call("slow_compute", json!({ "seconds": 60 }));
+    slow["_meta"]["progressToken"] = json!("p");
+    let id = created(&server.result("tools/call", slow));
     let working = wait(&mut server, &id, |t| t["statusMessage"].as_str().is_some_and(|m| m.starts_with("step ")));
     assert_eq!(working["status"], "working", "{working}");
     assert!(working["statusMessage"].as_str().unwrap().ends_with("of 600"), "{working}");

@@ -200,11 +200,7 @@ impl Session {
                     if let Some(questions) = open.unanswered(&self.state.state_keys)? {
                         return Ok(CallToolResponse::InputRequired(questions));
                     }
-                    let result = match outcome {
-                        Ok(result) => convert::call_result(result, dialect)?,
-                        Err(error) => tool_failure(&name, error)?,
-                    };
-                    return Ok(CallToolResponse::from(result));
+                    return call_outcome(&name, outcome, dialect).map(CallToolResponse::from);
                 }
                 () = &mut threshold, if armed => {
                     armed = false;
@@ -271,11 +267,7 @@ async fn run(
 /// A finished call as the task's state (extensions/tasks §Task Execution Errors): a result,
 /// `isError` included, is `completed`; a JSON-RPC error is `failed`.
 fn task_outcome(name: &str, outcome: Result<CallResult, CallError>, dialect: Dialect) -> (TaskState, String) {
-    let result = match outcome {
-        Ok(result) => convert::call_result(result, dialect),
-        Err(error) => tool_failure(name, error),
-    };
-    match result
+    match call_outcome(name, outcome, dialect)
         .and_then(|result| serde_json::to_value(result).map_err(|e| McpError::internal_error(e.to_string(), None)))
     {
         Ok(Value::Object(result)) => {
@@ -287,6 +279,19 @@ fn task_outcome(name: &str, outcome: Result<CallResult, CallError>, dialect: Dia
             "failed".to_owned(),
         ),
         Err(error) => (TaskState::Failed(failure(&error)), error.message.to_string()),
+    }
+}
+
+/// A finished call as `tools/call` answers it: its result (a failure the model should see as
+/// one with `isError`), or the JSON-RPC error.
+fn call_outcome(
+    name: &str,
+    outcome: Result<CallResult, CallError>,
+    dialect: Dialect,
+) -> Result<rmcp::model::CallToolResult, McpError> {
+    match outcome {
+        Ok(result) => convert::call_result(result, dialect),
+        Err(error) => tool_failure(name, error),
     }
 }
 
@@ -305,7 +310,9 @@ fn failure(error: &McpError) -> Map<String, Value> {
 /// tasks carry no progress or log notifications); before that, and for logs, nothing is sent.
 async fn status_messages(mut events: mpsc::UnboundedReceiver<GuestEvent>, shared: &Shared) {
     while let Some(event) = events.recv().await {
+        // The flag first: an ordinary call's progress costs no lock.
         if let GuestEvent::Progress { message: Some(message), .. } = event
+            && shared.detached.load(Ordering::Acquire)
             && let Some(id) = shared.task_id().await
         {
             let _ = shared.change(&id, TaskChange::Message(message)).await;
