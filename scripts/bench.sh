@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the guests and runs the benchmarks in release mode; each prints a table.
 #   scripts/bench.sh          mcpbox vs a native rmcp server: latency, throughput at 1/8/64 in
-#                             flight over stdio and HTTP, start-up, peak memory, with ratios
+#                             flight over stdio, HTTP and WebSocket (against the native stdio),
+#                             start-up, peak memory, with ratios
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache

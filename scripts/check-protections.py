@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # (protection, [(file, original, mutated), ...], test filters)
 SANDBOX = "host/src/runtime/sandbox"
+TRANSPORT = "host/src/mcp/transport"
 MUTATIONS = [
     ("deadline (epoch check and host-wait timer)",
      [(f"{SANDBOX}/store.rs", "if Instant::now() >= state.deadline {", "if false {"),
@@ -153,6 +154,37 @@ MUTATIONS = [
     ("a task's answers checked against the request they answer",
      [("host/src/mcp/tasks/mod.rs", "if !fits {", "if false {")],
      ["tasks::questions_wait_in_the_task_and_are_answered_in_parts"]),
+    ("Host checked on every HTTP endpoint (WebSocket before the upgrade)",
+     [(f"{TRANSPORT}/guard.rs", "if !self.hosts.iter().any(|allowed| host_matches(allowed, &host)) {", "if false {")],
+     ["websocket::hostile_websocket_input_gets_its_refusal_and_the_server_serves_on"]),
+    ("Origin checked on every HTTP endpoint",
+     [(f"{TRANSPORT}/guard.rs", "            if !allowed {", "            if false {")],
+     ["websocket::hostile_websocket_input_gets_its_refusal_and_the_server_serves_on",
+      "legacy_sse::an_old_client_is_served_and_every_bad_post_gets_its_refusal"]),
+    ("bearer token on every HTTP endpoint, never from the query",
+     [(f"{TRANSPORT}/guard.rs", "if !constant_time_eq(presented.as_bytes(), token.as_bytes()) {", "if false {")],
+     ["websocket::a_bearer_token_is_checked_before_the_upgrade_and_never_taken_from_the_query",
+      "legacy_sse::the_legacy_transport_needs_the_bearer_token",
+      "http::bearer_auth_guards_the_endpoint_in_constant_time"]),
+    ("WebSocket messages bounded before they are buffered",
+     [(f"{TRANSPORT}/websocket.rs",
+       ".max_message_size(sockets.max_message_bytes)\n        .max_frame_size(sockets.max_message_bytes);", ";")],
+     ["websocket::hostile_websocket_input_gets_its_refusal_and_the_server_serves_on"]),
+    ("a WebSocket client that answers no ping is dropped, its calls cancelled",
+     [(f"{TRANSPORT}/websocket.rs", "if awaiting_pong {", "if false {")],
+     ["websocket::pings_keep_a_live_client_and_drop_one_that_stops_answering_cancelling_its_calls"]),
+    ("the HTTP+SSE transport off unless turned on",
+     [("host/src/config/http.rs", "section.legacy_sse.unwrap_or(false)", "section.legacy_sse.unwrap_or(true)")],
+     ["legacy_sse::the_legacy_transport_is_off_unless_turned_on"]),
+    ("the end of an HTTP+SSE stream ends its session and cancels its calls",
+     [(f"{TRANSPORT}/legacy_sse.rs", "        self.sse.sessions().remove(&self.id);\n        self.ended.cancel();\n", "")],
+     ["legacy_sse::an_old_client_is_served_and_every_bad_post_gets_its_refusal"]),
+    ("heartbeats on SSE streams (a slow response started as SSE included)",
+     [(f"{TRANSPORT}/http.rs", ".with_sse_keep_alive(options.heartbeat)", ".with_sse_keep_alive(None)")],
+     ["proxy::a_call_slower_than_the_proxy_idle_timeout_completes_with_heartbeats_and_not_without"]),
+    ("a Streamable HTTP response slow to start streams at once",
+     [(f"{TRANSPORT}/early_stream.rs", "() = tokio::time::sleep(period) => {}", "() = std::future::pending::<()>() => {}")],
+     ["proxy::a_call_slower_than_the_proxy_idle_timeout_completes_with_heartbeats_and_not_without"]),
 ]
 
 

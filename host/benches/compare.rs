@@ -1,7 +1,9 @@
 //! mcpbox against a native MCP server, side by side in one run: the real release `mcpbox`
 //! serving the sandboxed `echo` plugin, and `examples/native_echo.rs` (rmcp, the same echo in
 //! plain Rust), each driven as a client over stdio and over Streamable HTTP (a legacy session
-//! per lane, and stateless 2026-07-28 requests) with 1, 8 and 64 requests in flight. Reports
+//! per lane, and stateless 2026-07-28 requests) with 1, 8 and 64 requests in flight; and
+//! mcpbox over WebSocket (one socket, calls pipelined like stdio), against the native server
+//! over stdio, its nearest equivalent (rmcp has no WebSocket server). Reports
 //! median and p99 latency, throughput, cold start and peak memory, with the ratios
 //! mcpbox/native. `scripts/bench.sh compare` builds everything and runs it; `BENCH_SECONDS`
 //! sets the time per row (default 2); `BENCH_MCPBOX` runs another `mcpbox` binary under the same
@@ -221,6 +223,59 @@ async fn run_http(url: &str, tool: &'static str, modern: bool, lanes: usize, sec
     stats(all, seconds)
 }
 
+/// `in_flight` pipelined calls on one WebSocket for `seconds`.
+async fn run_ws(url: &str, tool: &str, in_flight: usize, seconds: f64) -> Stats {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = url.replacen("http://", "ws://", 1).replace("/mcp", "/ws").into_client_request().unwrap();
+    request.headers_mut().insert("sec-websocket-protocol", "mcp".parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let initialize = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } });
+    let call = |id: u64| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": tool, "arguments": { "text": "hello" } } })
+    };
+    async fn receive<S: futures::Stream<Item = tokio_tungstenite::tungstenite::Result<Message>> + Unpin>(
+        socket: &mut S,
+    ) -> Value {
+        loop {
+            if let Message::Text(text) = socket.next().await.unwrap().unwrap() {
+                return serde_json::from_str(&text).unwrap();
+            }
+        }
+    }
+    socket.send(Message::text(initialize.to_string())).await.unwrap();
+    receive(&mut socket).await;
+    // Warm up (first instantiation, caches).
+    for id in 1..=50 {
+        socket.send(Message::text(call(id).to_string())).await.unwrap();
+        receive(&mut socket).await;
+    }
+    let mut sent: HashMap<u64, Instant> = HashMap::new();
+    let mut samples = Vec::new();
+    let mut next = 1000u64;
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    for _ in 0..in_flight {
+        sent.insert(next, Instant::now());
+        socket.send(Message::text(call(next).to_string())).await.unwrap();
+        next += 1;
+    }
+    while !sent.is_empty() {
+        let response = receive(&mut socket).await;
+        let id = response["id"].as_u64().unwrap();
+        assert!(response["result"]["content"][0]["text"] == "hello", "{response}");
+        samples.push(sent.remove(&id).unwrap().elapsed());
+        if Instant::now() < deadline {
+            sent.insert(next, Instant::now());
+            socket.send(Message::text(call(next).to_string())).await.unwrap();
+            next += 1;
+        }
+    }
+    stats(samples, seconds)
+}
+
 fn start_http(server: &Server) -> (Child, String) {
     let mut child = server
         .command(&["--http", "127.0.0.1:0"])
@@ -282,10 +337,12 @@ fn main() {
         );
     };
     let mut peaks: HashMap<&str, u64> = HashMap::new();
+    let mut native_stdio = HashMap::new();
     for lanes in [1, 8, 64] {
         let (a, peak_a) = run_stdio(&sandboxed, lanes, seconds);
         let (b, peak_b) = run_stdio(&native, lanes, seconds);
         row("stdio", lanes, a, b);
+        native_stdio.insert(lanes, b);
         peaks.insert("stdio mcpbox", peak_a.max(*peaks.get("stdio mcpbox").unwrap_or(&0)));
         peaks.insert("stdio native", peak_b.max(*peaks.get("stdio native").unwrap_or(&0)));
     }
@@ -297,6 +354,10 @@ fn main() {
             let b = runtime.block_on(run_http(&url_b, native.tool, modern, lanes, seconds));
             row(label, lanes, a, b);
         }
+    }
+    for lanes in [1, 8, 64] {
+        let a = runtime.block_on(run_ws(&url_a, sandboxed.tool, lanes, seconds));
+        row("WebSocket, one socket (native: its stdio above)", lanes, a, native_stdio[&lanes]);
     }
     let http_peak_a = peak_rss_kib(child_a.id());
     let http_peak_b = peak_rss_kib(child_b.id());

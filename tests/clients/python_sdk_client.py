@@ -5,11 +5,14 @@ usage:
   python_sdk_client.py http URL ROOT_NAME legacy|modern
   python_sdk_client.py http-roots URL CLIENT_ROOT_DIR OTHER_ROOT_NAME
   python_sdk_client.py rounds URL
+  python_sdk_client.py sse URL ROOT_NAME
 The first two list and call tools, read resources and get prompts of the bundled plugins. The
 third declares CLIENT_ROOT_DIR as the session's only root and checks that the session sees it
 (file notes.txt) and not OTHER_ROOT_NAME. The fourth connects in discover mode and calls
 `rounds.publish`, which asks the user (elicitation) in one round and the model (sampling) in
-the next; the SDK answers both through its callbacks and retries with the sealed requestState.
+the next; the SDK answers both through its callbacks and retries with the sealed requestState. The
+fifth speaks the 2024-11-05 HTTP+SSE transport (`sse_client`, URL the stream's): what the first
+two do, plus progress notifications and a sampling request from a plugin, answered.
 Exits non-zero, with the reason, on any difference.
 """
 
@@ -18,6 +21,7 @@ import os
 import sys
 
 from mcp import Client, ClientSession, StdioServerParameters, types
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -99,6 +103,27 @@ async def main(mode, *args):
             check(text == "published tides; summary: the sea comes and goes", f"publish gave {result}")
             check(asked == ["elicitation", "sampling"], f"asked {asked}")
         print("python sdk client (rounds): ok")
+    elif mode == "sse":
+        url, root_name = args
+
+        async def sampling(context, params):
+            return types.CreateMessageResult(role="assistant", model="test-model",
+                                             content=types.TextContent(type="text", text="Paris"))
+
+        async with sse_client(url) as (read, write), \
+                ClientSession(read, write, sampling_callback=sampling) as session:
+            await exercise(session, "legacy", root_name)
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append(value)
+
+            call = await session.call_tool("conformance.test_tool_with_progress", {}, progress_callback=on_progress)
+            check(not call.is_error, f"progress tool gave {call}")
+            check(progress == [0, 50, 100], f"progress {progress}")
+            sampled = await session.call_tool("conformance.test_sampling", {"prompt": "Capital of France?"})
+            check(sampled.content[0].text == "LLM response: Paris", f"sampling gave {sampled}")
+        print("python sdk client (sse): ok")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

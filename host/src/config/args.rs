@@ -112,6 +112,24 @@ pub struct ServeArgs {
     /// Require `Authorization: Bearer <token>` on HTTP, the token read from this file.
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
+    /// The WebSocket endpoint (subprotocol `mcp`) on the HTTP listener [default: /ws].
+    #[arg(long, value_name = "PATH")]
+    pub ws_path: Option<String>,
+    /// Don't serve WebSocket.
+    #[arg(long)]
+    pub no_ws: bool,
+    /// Serve the deprecated 2024-11-05 HTTP+SSE transport too, for old clients: the stream at
+    /// /sse, messages POSTed to /sse/messages.
+    #[arg(long)]
+    pub legacy_sse: bool,
+    /// Where the HTTP+SSE stream is, with --legacy-sse [default: /sse].
+    #[arg(long, value_name = "PATH")]
+    pub legacy_sse_path: Option<String>,
+    /// How often an open SSE stream gets a keep-alive comment and a WebSocket a ping, in
+    /// milliseconds (0: never), so that proxies don't close a stream that waits on a slow call
+    /// [default: 15000].
+    #[arg(long, value_name = "MS")]
+    pub heartbeat_ms: Option<u64>,
 }
 
 /// An address to listen on: `HOST:PORT` with an IP, `localhost:PORT`, or a bare `PORT` on

@@ -28,6 +28,8 @@ pub(crate) struct FileConfig {
     pub(crate) limits: FileLimits,
     #[serde(default)]
     pub(crate) cache: FileCache,
+    #[serde(default)]
+    pub(crate) http: FileHttp,
     /// Per-plugin settings, by plugin name.
     #[serde(default)]
     pub(crate) plugin: HashMap<String, FilePlugin>,
@@ -62,6 +64,20 @@ pub(crate) struct FileLimits {
 pub(crate) struct FileCache {
     pub(crate) dir: Option<PathBuf>,
     pub(crate) enabled: Option<bool>,
+}
+
+/// `[http]`: the transports beside Streamable HTTP, and heartbeats (the flags override them).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileHttp {
+    /// Serve WebSocket (default true).
+    pub(crate) websocket: Option<bool>,
+    pub(crate) ws_path: Option<Spanned<String>>,
+    /// Serve the 2024-11-05 HTTP+SSE transport (default false).
+    pub(crate) legacy_sse: Option<bool>,
+    pub(crate) legacy_sse_path: Option<Spanned<String>>,
+    /// Keep-alive interval of SSE streams and WebSocket pings (0: never; default 15000).
+    pub(crate) heartbeat_ms: Option<Spanned<u64>>,
 }
 
 /// `[plugin.NAME]`: one plugin's names, limits and grants.

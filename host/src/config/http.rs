@@ -1,6 +1,23 @@
-//! The HTTP transport's options, as the command line sets them.
+//! The HTTP listener's options: the flags (`--http`, `--ws-path`, `--legacy-sse`,
+//! `--heartbeat-ms`, ...) over the file's `[http]` section, checked: paths start with `/` and
+//! differ from each other, the heartbeat is 0 (off) or 100 ms to an hour.
 
 use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use toml::Spanned;
+
+use super::ServeArgs;
+use super::file::ConfigFile;
+use super::problems::Problems;
+
+/// How often SSE streams and WebSockets get a heartbeat unless configured: rmcp's default
+/// and below the 60 s idle timeout of nginx and most load balancers.
+const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
+/// A heartbeat more often than every 100 ms is traffic, not a keep-alive; one rarer than an
+/// hour keeps nothing alive.
+const HEARTBEAT_MS: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 
 /// Options of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -16,6 +33,125 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// If set, every MCP request needs `Authorization: Bearer <token>`.
     pub auth_token: Option<String>,
-    /// The largest request body accepted (`--max-message-bytes`).
+    /// The largest request body, and WebSocket message, accepted (`--max-message-bytes`).
     pub max_body_bytes: usize,
+    /// The WebSocket endpoint, if served.
+    pub ws_path: Option<String>,
+    /// The 2024-11-05 HTTP+SSE transport's endpoints, if served.
+    pub legacy_sse: Option<LegacySsePaths>,
+    /// How often open SSE streams get a keep-alive comment and WebSockets a ping; `None`: never.
+    pub heartbeat: Option<Duration>,
+}
+
+/// Where the 2024-11-05 HTTP+SSE transport is.
+#[derive(Debug, Clone)]
+pub struct LegacySsePaths {
+    /// `GET` opens a session's stream (`/sse`).
+    pub stream: String,
+    /// Its `endpoint` event names this path, for the POSTs (`/sse/messages`).
+    pub messages: String,
+}
+
+/// The listener's options, if `--http` asks for one; each bad value a problem.
+pub(super) fn http_options(
+    file: &ConfigFile,
+    args: &ServeArgs,
+    max_body_bytes: usize,
+    problems: &mut Problems,
+) -> Option<HttpOptions> {
+    let addr = args.http?;
+    let section = &file.config.http;
+    let auth_token = problems.take(args.auth_token_file.as_deref().map(super::read_token).transpose()).flatten();
+    let heartbeat = problems.take(heartbeat(file, args)).unwrap_or(Some(DEFAULT_HEARTBEAT));
+    let path = problems.take(checked_path(&args.http_path, "--http-path")).unwrap_or_default();
+    let serve_ws = !args.no_ws && (args.ws_path.is_some() || section.websocket.unwrap_or(true));
+    let ws_path = serve_ws
+        .then(|| {
+            problems.take(path_setting(file, args.ws_path.as_deref(), "--ws-path", &section.ws_path, "ws_path", "/ws"))
+        })
+        .flatten();
+    let serve_legacy = args.legacy_sse || args.legacy_sse_path.is_some() || section.legacy_sse.unwrap_or(false);
+    let legacy_sse_path = serve_legacy
+        .then(|| {
+            let path = args.legacy_sse_path.as_deref();
+            problems.take(path_setting(
+                file,
+                path,
+                "--legacy-sse-path",
+                &section.legacy_sse_path,
+                "legacy_sse_path",
+                "/sse",
+            ))
+        })
+        .flatten();
+    // Two endpoints at one path: the later would silently take the other's requests.
+    let mut taken = vec![("/healthz".to_owned(), "the health check"), (path.clone(), "--http-path")];
+    let mut claim = |path: &Option<String>, what: &'static str| {
+        let Some(path) = path else { return };
+        if let Some((_, other)) = taken.iter().find(|(p, _)| p == path) {
+            problems.take::<()>(Err(anyhow!("{what} {path} is already the path of {other}; give it one of its own")));
+        }
+        taken.push((path.clone(), what));
+    };
+    claim(&ws_path, "the WebSocket endpoint");
+    claim(&legacy_sse_path, "the HTTP+SSE stream");
+
+    let legacy_sse = legacy_sse_path
+        .map(|stream| LegacySsePaths { messages: format!("{}/messages", stream.trim_end_matches('/')), stream });
+    claim(&legacy_sse.as_ref().map(|paths| paths.messages.clone()), "the HTTP+SSE message endpoint");
+    Some(HttpOptions {
+        addr,
+        path,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        auth_token,
+        max_body_bytes,
+        ws_path,
+        legacy_sse,
+        heartbeat,
+    })
+}
+
+/// `--heartbeat-ms` over `[http] heartbeat_ms`; `None` is off.
+fn heartbeat(file: &ConfigFile, args: &ServeArgs) -> Result<Option<Duration>> {
+    let check = |ms: u64| -> Result<Option<Duration>, String> {
+        match ms {
+            0 => Ok(None),
+            ms if HEARTBEAT_MS.contains(&ms) => Ok(Some(Duration::from_millis(ms))),
+            ms => Err(format!("must be 0 (off) or {} to {} ms, not {ms}", HEARTBEAT_MS.start(), HEARTBEAT_MS.end())),
+        }
+    };
+    if let Some(ms) = args.heartbeat_ms {
+        return check(ms).map_err(|e| anyhow!("--heartbeat-ms {e}"));
+    }
+    match &file.config.http.heartbeat_ms {
+        Some(ms) => check(*ms.get_ref()).map_err(|e| anyhow!("{}: [http] heartbeat_ms {e}", file.at(ms.span()))),
+        None => Ok(Some(DEFAULT_HEARTBEAT)),
+    }
+}
+
+/// A path from its flag, else the file's key, else `default`.
+fn path_setting(
+    file: &ConfigFile,
+    flag_value: Option<&str>,
+    flag: &str,
+    key_value: &Option<Spanned<String>>,
+    key: &str,
+    default: &str,
+) -> Result<String> {
+    match (flag_value, key_value) {
+        (Some(path), _) => checked_path(path, flag),
+        (None, Some(path)) => checked_path(path.get_ref(), &format!("{}: [http] {key}", file.at(path.span()))),
+        (None, None) => Ok(default.to_owned()),
+    }
+}
+
+/// An endpoint path: `/` and then no query, fragment or space.
+fn checked_path(path: &str, what: &str) -> Result<String> {
+    let fits = path.starts_with('/') && !path.contains(['?', '#', ' ', '{', '}', '*']);
+    if fits {
+        Ok(path.to_owned())
+    } else {
+        Err(anyhow!("{what} must be a path starting with `/`, without `?`, `#`, spaces or braces, not `{path}`"))
+    }
 }

@@ -5,7 +5,7 @@
 //! - `args`: the command line ([`ServeArgs`]);
 //! - `file`: the file's schema and positions;
 //! - `plugin`: `[plugin.NAME]` sections into the runtime's `PluginConfig`;
-//! - `http`: the HTTP transport's options;
+//! - `http`: the HTTP listener's options (`--http`, WebSocket, HTTP+SSE, heartbeats);
 //! - `tasks`: the task deadline, retention and limits.
 
 mod args;
@@ -95,7 +95,7 @@ impl Settings {
         let plugin_configs = plugin::plugin_configs(&file, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
-        let http = problems.take(http_options(args, max_message_bytes)).flatten();
+        let http = http::http_options(&file, args, max_message_bytes, &mut problems);
         problems.finish()?;
         let (engine, copy_on_write_reason) = engine_options(&file, args, &plugin_paths, limits, &plugin_configs);
         Ok(Settings {
@@ -252,20 +252,6 @@ fn engine_options(
         copy_on_write,
     };
     (options, reason)
-}
-
-/// The HTTP transport's options, with the bearer token read from its file.
-fn http_options(args: &ServeArgs, max_message_bytes: usize) -> Result<Option<HttpOptions>> {
-    let Some(addr) = args.http else { return Ok(None) };
-    let auth_token = args.auth_token_file.as_deref().map(read_token).transpose()?;
-    Ok(Some(HttpOptions {
-        addr,
-        path: args.http_path.clone(),
-        allowed_hosts: args.allowed_hosts.clone(),
-        allowed_origins: args.allowed_origins.clone(),
-        auth_token,
-        max_body_bytes: max_message_bytes,
-    }))
 }
 
 fn read_token(path: &Path) -> Result<String> {

@@ -138,3 +138,44 @@ fn every_problem_is_reported_at_once() {
         assert!(error.contains(&expected), "missing `{expected}` in:\n{error}");
     }
 }
+
+#[test]
+fn http_transports_from_the_file_and_the_flags_over_them() {
+    let http = Some("127.0.0.1:0".parse().unwrap());
+    let (_dir, _path, mut args) =
+        config_file("[http]\nwebsocket = false\nlegacy_sse = true\nlegacy_sse_path = \"/old\"\nheartbeat_ms = 0\n");
+    args.http = http;
+    args.http_path = "/mcp".into();
+    let options = Settings::from_args(&args).unwrap().http.unwrap();
+    assert_eq!(options.ws_path, None);
+    let legacy = options.legacy_sse.unwrap();
+    assert_eq!((legacy.stream.as_str(), legacy.messages.as_str()), ("/old", "/old/messages"));
+    assert_eq!(options.heartbeat, None);
+    args.ws_path = Some("/socket".into());
+    args.heartbeat_ms = Some(2500);
+    let options = Settings::from_args(&args).unwrap().http.unwrap();
+    assert_eq!(options.ws_path.as_deref(), Some("/socket"), "a flag overrides the file");
+    assert_eq!(options.heartbeat, Some(std::time::Duration::from_millis(2500)));
+    let defaults = ServeArgs { http, http_path: "/mcp".into(), ..Default::default() };
+    let options = Settings::from_args(&defaults).unwrap().http.unwrap();
+    assert_eq!((options.ws_path.as_deref(), options.legacy_sse.is_none()), (Some("/ws"), true));
+    assert_eq!(options.heartbeat, Some(std::time::Duration::from_secs(15)));
+}
+
+#[test]
+fn bad_transport_settings_name_the_flag_or_the_line() {
+    let http = Some("127.0.0.1:0".parse().unwrap());
+    let (_dir, path, mut args) = config_file("[http]\nheartbeat_ms = 5\n");
+    args.http = http;
+    args.http_path = "/mcp".into();
+    let error = error_of(&args);
+    assert!(error.contains(&format!("{}:2:", path.display())) && error.contains("heartbeat_ms"), "{error}");
+    assert!(error.contains("0 (off) or 100 to 3600000"), "{error}");
+    let clash = ServeArgs { http, http_path: "/mcp".into(), ws_path: Some("/mcp".into()), ..Default::default() };
+    let error = error_of(&clash);
+    assert!(error.contains("WebSocket endpoint /mcp is already the path of --http-path"), "{error}");
+    let bad = ServeArgs { http, http_path: "/mcp".into(), legacy_sse_path: Some("sse".into()), ..Default::default() };
+    assert!(error_of(&bad).contains("--legacy-sse-path must be a path starting with `/`"), "{}", error_of(&bad));
+    let slow = ServeArgs { http, http_path: "/mcp".into(), heartbeat_ms: Some(7_200_000), ..Default::default() };
+    assert!(error_of(&slow).starts_with("--heartbeat-ms must be"), "{}", error_of(&slow));
+}

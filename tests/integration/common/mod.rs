@@ -53,6 +53,18 @@ pub fn python_sdk() -> String {
     String::from_utf8(setup.stdout).unwrap().trim().to_owned()
 }
 
+/// Node 22 and the directory of the official TypeScript SDK (`scripts/setup-ts-client.sh`).
+pub fn ts_sdk() -> (String, String) {
+    let setup = Command::new("bash")
+        .arg(repo_root().join("scripts/setup-ts-client.sh"))
+        .output()
+        .expect("cannot run scripts/setup-ts-client.sh");
+    assert!(setup.status.success(), "setting up the TypeScript SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
+    let printed = String::from_utf8(setup.stdout).unwrap();
+    let (node, dir) = printed.trim().split_once(' ').expect("NODE SDK_DIR");
+    (node.to_owned(), dir.to_owned())
+}
+
 /// `mcpbox SUBCOMMAND`, using the tests' shared compile cache; add arguments and run it.
 pub fn mcpbox(subcommand: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));

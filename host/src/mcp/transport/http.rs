@@ -1,10 +1,14 @@
-//! The Streamable HTTP transport (MCP `basic/transports` §Streamable HTTP, 2025-11-25 and
-//! 2026-07-28) on axum, with rmcp's `StreamableHttpService` doing the protocol's HTTP rules:
-//! legacy sessions (`Mcp-Session-Id`, DELETE, GET SSE streams, `Last-Event-ID`), stateless
-//! 2026-07-28 requests (`Mcp-Method`/`Mcp-Name` checked against the body), 405/406/415/400/404
-//! and 413 on an oversized body, and `Host`/`Origin` validation against DNS rebinding. We add
-//! the safety defaults (loopback, same-machine origins only), optional bearer auth,
-//! `/healthz`, `TCP_NODELAY`, and a graceful shutdown that lets in-flight calls finish.
+//! The HTTP listener: the Streamable HTTP transport (MCP `basic/transports` §Streamable HTTP,
+//! 2025-11-25 and 2026-07-28) on axum, with rmcp's `StreamableHttpService` doing the protocol's
+//! HTTP rules: legacy sessions (`Mcp-Session-Id`, DELETE, GET SSE streams, `Last-Event-ID`),
+//! stateless 2026-07-28 requests (`Mcp-Method`/`Mcp-Name` checked against the body),
+//! 405/406/415/400/404 and 413 on an oversized body. Beside it, on the same listener, the
+//! WebSocket transport (`websocket.rs`, at `/ws` unless turned off) and, when the operator turns
+//! it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz`
+//! passes `guard.rs` first (Host, Origin, bearer token). We add the safety defaults (loopback,
+//! same-machine origins only), heartbeats on every SSE stream (`--heartbeat-ms`; a response
+//! slow to start becomes one, `early_stream.rs`),
+//! `TCP_NODELAY`, and a graceful shutdown that lets in-flight calls finish.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,17 +16,20 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::response::Response;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::early_stream;
+use super::guard::{self, Admission};
+use super::legacy_sse::{self, LegacySse};
+use super::websocket::{self, Sockets};
 use crate::config::HttpOptions;
 use crate::mcp::{McpState, Session};
 
@@ -55,24 +62,48 @@ pub async fn serve(
     origins.extend(options.allowed_origins.iter().cloned());
     // Sessions and streams close when this token is cancelled, after the grace period.
     let sessions_done = CancellationToken::new();
+    let admission = Arc::new(Admission::new(hosts.clone(), origins.clone(), options.auth_token.clone()));
+    // rmcp checks Host and Origin again behind `guard.rs`, with the same lists.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
+        .with_sse_keep_alive(options.heartbeat)
         .with_cancellation_token(sessions_done.clone());
     // Each legacy SSE stream keeps its last 64 events for `Last-Event-ID` resumption (rmcp's
     // default is 16); idle sessions end after rmcp's 5 minutes.
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.channel_capacity = SSE_RESUME_EVENTS;
-    let service = StreamableHttpService::new(move || Ok(Session::new(state.clone())), Arc::new(sessions), config);
+    let service = {
+        let state = state.clone();
+        StreamableHttpService::new(move || Ok(Session::new(state.clone())), Arc::new(sessions), config)
+    };
 
-    let mut mcp =
-        Router::new().nest_service(&options.path, service).layer(middleware::from_fn(session_end_is_no_content));
-    if let Some(token) = options.auth_token.clone() {
-        mcp = mcp.route_layer(middleware::from_fn_with_state(Arc::<str>::from(token), require_bearer));
+    let mut mcp = Router::new()
+        .nest_service(&options.path, service)
+        .layer(middleware::from_fn_with_state(options.heartbeat, early_stream::stream_early))
+        .layer(middleware::from_fn(session_end_is_no_content));
+    if let Some(path) = &options.ws_path {
+        let sockets = Arc::new(Sockets {
+            state: state.clone(),
+            max_message_bytes: options.max_body_bytes,
+            heartbeat: options.heartbeat,
+            shutdown: sessions_done.clone(),
+        });
+        mcp = mcp.route(path, get(websocket::upgrade).with_state(sockets));
     }
-    let app = mcp.route("/healthz", get(|| async { "ok\n" }));
+    if let Some(paths) = &options.legacy_sse {
+        let sse =
+            Arc::new(LegacySse::new(state.clone(), paths.messages.clone(), options.heartbeat, sessions_done.clone()));
+        mcp = mcp.route(&paths.stream, get(legacy_sse::open).with_state(sse.clone())).route(
+            &paths.messages,
+            post(legacy_sse::post).with_state(sse).layer(DefaultBodyLimit::max(options.max_body_bytes)),
+        );
+    }
+    let app = mcp
+        .route_layer(middleware::from_fn_with_state(admission, guard::admit))
+        .route("/healthz", get(|| async { "ok\n" }));
 
     // Without TCP_NODELAY, sequential requests stall on Nagle + delayed ACK (~44 ms each).
     let listener = listener.tap_io(|stream| {
@@ -93,6 +124,15 @@ pub async fn serve(
         }
     };
     tracing::info!("serving MCP over http://{local}{}", options.path);
+    if let Some(path) = &options.ws_path {
+        tracing::info!("serving MCP over ws://{local}{path}");
+    }
+    if let Some(paths) = &options.legacy_sse {
+        tracing::info!(
+            "serving MCP over the 2024-11-05 HTTP+SSE transport at http://{local}{} (deprecated)",
+            paths.stream
+        );
+    }
     axum::serve(listener, app).with_graceful_shutdown(graceful).await.context("http server failed")?;
     sessions_done.cancel();
     Ok(())
@@ -107,36 +147,4 @@ async fn session_end_is_no_content(request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
-}
-
-/// Bearer-token check (RFC 6750) in constant time, so the comparison leaks nothing about
-/// how much of a guess was right.
-async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
-        return next.run(request).await;
-    }
-    let mut response = (StatusCode::UNAUTHORIZED, Body::from("missing or wrong bearer token\n")).into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"mcpbox\""));
-    response
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    // The length of the configured token is not a secret worth a padded comparison.
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn constant_time_eq_compares() {
-        assert!(super::constant_time_eq(b"secret", b"secret"));
-        assert!(!super::constant_time_eq(b"secret", b"secreT"));
-        assert!(!super::constant_time_eq(b"secret", b"secret2"));
-    }
 }

@@ -1,6 +1,19 @@
 //! The transports (MCP `basic/transports`): each turns bytes on a connection into rmcp
 //! messages for a [`Session`](super::Session) and back, with the transport's own rules for bad
 //! input.
+//!
+//! - `stdio`: newline-delimited JSON-RPC on stdin/stdout;
+//! - `http`: the HTTP listener, with Streamable HTTP (rmcp's service) and beside it
+//!   - `websocket`: subprotocol `mcp`, a text frame per message;
+//!   - `legacy_sse`: the 2024-11-05 HTTP+SSE transport, off unless turned on;
+//!   - `guard`: Host, Origin and the bearer token, in front of every endpoint;
+//!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
+//! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE.
 
+mod early_stream;
+mod framing;
+mod guard;
 pub mod http;
+mod legacy_sse;
 pub mod stdio;
+mod websocket;
