@@ -68,7 +68,12 @@ pub(crate) async fn upgrade(State(sockets): State<Arc<Sockets>>, upgrade: WebSoc
 }
 
 async fn close(mut socket: WebSocket, code: u16, reason: &str) {
-    let frame = CloseFrame { code, reason: reason.into() };
+    // A close frame's reason is at most 123 bytes (RFC 6455 §5.5: control frames carry 125).
+    let mut end = reason.len().min(123);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let frame = CloseFrame { code, reason: reason[..end].into() };
     if socket.send(Message::Close(Some(frame))).await.is_ok() {
         // Let the client's close frame arrive, briefly, for a clean close handshake.
         let _ = tokio::time::timeout(Duration::from_secs(1), async { while socket.recv().await.is_some() {} }).await;
@@ -90,8 +95,9 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
     let (to_client, mut outgoing) = mpsc::channel::<ServerJsonRpcMessage>(256);
     let (to_session, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let session_ended = CancellationToken::new();
-    let session =
+    let mut session =
         tokio::spawn(run_session(Session::new(sockets.state.clone()), incoming, to_client, session_ended.clone()));
+    let mut session_over = false;
     let mut framer = Framer::default();
     let mut heartbeat = sockets.heartbeat.map(|period| {
         let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
@@ -110,7 +116,8 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
                 Some(Ok(Message::Text(text))) => match framer.frame(text.as_bytes()) {
                     Framed::Message(message) => {
                         if to_session.send(*message).await.is_err() {
-                            break End::Close(close_code::ERROR, "the session ended inside mcpbox".into());
+                            session_over = true;
+                            break why_it_ended(&mut session).await;
                         }
                     }
                     Framed::Reply(line) => {
@@ -139,7 +146,10 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
                         break End::Gone;
                     }
                 }
-                None => break End::Close(close_code::ERROR, "the session ended inside mcpbox".into()),
+                None => {
+                    session_over = true;
+                    break why_it_ended(&mut session).await;
+                }
             },
             () = next_tick(&mut heartbeat) => {
                 if awaiting_pong {
@@ -167,7 +177,19 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
         }
         End::Gone => {}
     }
-    let _ = session.await;
+    if !session_over {
+        let _ = session.await;
+    }
+}
+
+/// The close a session that ended by itself deserves: one that never began (its first request
+/// was not one that starts a session) is the client's violation; anything else is ours.
+async fn why_it_ended(session: &mut tokio::task::JoinHandle<Option<String>>) -> End {
+    match session.await {
+        Ok(Some(reason)) => End::Close(close_code::POLICY, format!("no session: {reason}")),
+        Ok(None) => End::Close(close_code::ERROR, "the session ended inside mcpbox".into()),
+        Err(_) => End::Close(close_code::ERROR, "the session failed inside mcpbox".into()),
+    }
 }
 
 /// Sends `message`; false if the connection failed or, with heartbeats, the client took two
@@ -211,13 +233,13 @@ fn end_for(error: axum::Error, max_message_bytes: usize) -> End {
 }
 
 /// Runs the rmcp session on the socket's messages until they end or `ended` is cancelled;
-/// cancelling ends the session and cancels its calls.
+/// cancelling ends the session and cancels its calls. Why it never began, if it did not.
 async fn run_session(
     session: Session,
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     to_client: mpsc::Sender<ServerJsonRpcMessage>,
     ended: CancellationToken,
-) {
+) -> Option<String> {
     let sink = futures::sink::unfold(to_client, |sender, message: ServerJsonRpcMessage| async move {
         sender
             .send(message)
@@ -230,8 +252,12 @@ async fn run_session(
         Ok(running) => {
             let reason = running.waiting().await;
             tracing::debug!(?reason, "websocket session ended");
+            None
         }
-        Err(e) => tracing::info!("no websocket session: {e}"),
+        Err(e) => {
+            tracing::info!("no websocket session: {e}");
+            Some(e.to_string())
+        }
     }
 }
 
