@@ -155,7 +155,7 @@ MUTATIONS = [
      [("host/src/mcp/tasks/mod.rs", "if !fits {", "if false {")],
      ["tasks::questions_wait_in_the_task_and_are_answered_in_parts"]),
     ("Host checked on every HTTP endpoint (WebSocket before the upgrade)",
-     [(f"{TRANSPORT}/guard.rs", "if !self.hosts.iter().any(|allowed| host_matches(allowed, &host)) {", "if false {")],
+     [(f"{TRANSPORT}/guard.rs", "        if !known {", "        if false {")],
      ["websocket::hostile_websocket_input_gets_its_refusal_and_the_server_serves_on"]),
     ("Origin checked on every HTTP endpoint",
      [(f"{TRANSPORT}/guard.rs", "            if !allowed {", "            if false {")],

@@ -93,6 +93,15 @@ fn slow_call(id: i64) -> Value {
         "params": { "name": "chaos.sleep", "arguments": { "ms": SLOW_CALL_MS } } })
 }
 
+/// The text of the slow call's result in an SSE body, if it is there (a cut stream has none).
+fn slow_result(body: &str) -> Option<String> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message["id"] == 1)
+        .map(|message| text(&message["result"]))
+}
+
 /// A call as a 2026-07-28 Streamable HTTP POST.
 async fn post_call(base: &str, call: &Value) -> reqwest::Result<reqwest::Response> {
     reqwest::Client::new()
@@ -112,11 +121,7 @@ async fn over_streamable_http(base: &str) -> Option<String> {
     let mut call = slow_call(1);
     call["params"]["_meta"] = modern_meta();
     let body = post_call(base, &call).await.ok()?.text().await.ok()?;
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == 1)
-        .map(|message| text(&message["result"]))
+    slow_result(&body)
 }
 
 /// The slow call in a legacy Streamable HTTP session, whose POST stream starts at once.
@@ -140,11 +145,7 @@ async fn in_a_legacy_session(base: &str) -> Option<String> {
     opened.text().await.ok()?;
     post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), Some(session.clone())).await.ok()?;
     let body = post(slow_call(1), Some(session)).await.ok()?.text().await.ok()?;
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .find(|message| message["id"] == 1)
-        .map(|message| text(&message["result"]))
+    slow_result(&body)
 }
 
 /// The slow call on the 2024-11-05 HTTP+SSE stream.
@@ -197,9 +198,8 @@ async fn through_the_proxy(heartbeat_ms: &str) -> [Option<String>; 4] {
     let upstream = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
     // mcpbox asks proxies not to buffer its SSE responses (nginx consumes the header, so it is
     // checked here, without the proxy in between).
-    let mut quick = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    let quick = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "chaos.sleep", "arguments": { "ms": 1 }, "_meta": modern_meta() } });
-    quick["params"]["_meta"] = modern_meta();
     let direct = post_call(&format!("http://{upstream}"), &quick).await.unwrap();
     assert_eq!(direct.headers()["content-type"], "text/event-stream");
     assert_eq!(direct.headers()["x-accel-buffering"], "no");

@@ -22,19 +22,37 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header, uri::Authority
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// The listener's admission rules.
+/// The listener's admission rules, parsed once.
 #[derive(Debug)]
 pub(crate) struct Admission {
-    /// Allowed `Host` values (`name` or `name:port`).
-    hosts: Vec<String>,
-    /// Allowed `Origin`s (`scheme://host[:port|:*]`).
-    origins: Vec<String>,
+    /// Allowed `Host`s: a name, and the port it must come with, if any.
+    hosts: Vec<(String, Option<u16>)>,
+    /// Allowed `Origin`s.
+    origins: Vec<AllowedOrigin>,
     /// The bearer token every request must carry, if any.
     token: Option<String>,
 }
 
 impl Admission {
-    pub(crate) fn new(hosts: Vec<String>, origins: Vec<String>, token: Option<String>) -> Admission {
+    /// `hosts` as `name` or `name:port`, `origins` as `scheme://host[:port|:*]`.
+    pub(crate) fn new(hosts: &[String], origins: &[String], token: Option<String>) -> Admission {
+        let hosts = hosts
+            .iter()
+            .map(|allowed| match Authority::try_from(allowed.trim()) {
+                Ok(authority) => (normalize_host(authority.host()), authority.port_u16()),
+                Err(_) => (normalize_host(allowed.trim()), None),
+            })
+            .collect();
+        let origins = origins
+            .iter()
+            .filter_map(|allowed| {
+                let parsed = AllowedOrigin::parse(allowed);
+                if parsed.is_none() {
+                    tracing::warn!("--allow-origin {allowed} is not an origin (scheme://host[:port]); ignored");
+                }
+                parsed
+            })
+            .collect();
         Admission { hosts, origins, token }
     }
 
@@ -47,14 +65,19 @@ impl Admission {
         let Some(host) = host else {
             return Some(refuse(StatusCode::BAD_REQUEST, "bad request: missing or invalid Host header"));
         };
-        if !self.hosts.iter().any(|allowed| host_matches(allowed, &host)) {
+        let (name, port) = (normalize_host(host.host()), host.port_u16());
+        let known =
+            self.hosts.iter().any(|(allowed, only_port)| *allowed == name && only_port.is_none_or(|p| port == Some(p)));
+        if !known {
             tracing::warn!(host = %host, "refused a request for a host this server is not (DNS rebinding?)");
             return Some(refuse(StatusCode::FORBIDDEN, "forbidden: Host header is not allowed"));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
-            let allowed = origin.to_str().ok().and_then(Origin::parse).is_some_and(|origin| {
-                self.origins.iter().filter_map(|allowed| AllowedOrigin::parse(allowed)).any(|a| a.matches(&origin))
-            });
+            let allowed = origin
+                .to_str()
+                .ok()
+                .and_then(Origin::parse)
+                .is_some_and(|origin| self.origins.iter().any(|allowed| allowed.matches(&origin)));
             if !allowed {
                 tracing::warn!(origin = ?origin, "refused a request from a foreign origin");
                 return Some(refuse(StatusCode::FORBIDDEN, "forbidden: Origin header is not allowed"));
@@ -94,14 +117,6 @@ fn normalize_host(host: &str) -> String {
     host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()
 }
 
-fn host_matches(allowed: &str, host: &Authority) -> bool {
-    let (allowed_host, allowed_port) = match Authority::try_from(allowed.trim()) {
-        Ok(authority) => (normalize_host(authority.host()), authority.port_u16()),
-        Err(_) => (normalize_host(allowed.trim()), None),
-    };
-    allowed_host == normalize_host(host.host()) && allowed_port.is_none_or(|port| host.port_u16() == Some(port))
-}
-
 /// A browser's `Origin` (RFC 6454): `null`, or scheme, host and port.
 #[derive(Debug, PartialEq)]
 enum Origin {
@@ -126,6 +141,7 @@ impl Origin {
 }
 
 /// An `--allow-origin` entry: an origin, with `:*` for any port.
+#[derive(Debug)]
 struct AllowedOrigin {
     origin: Origin,
     any_port: bool,
@@ -174,8 +190,8 @@ mod tests {
 
     fn admission(token: Option<&str>) -> Admission {
         Admission::new(
-            vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "mcp.example.com:8443".into()],
-            vec!["http://localhost:*".into(), "https://app.example.com".into()],
+            &["localhost".into(), "127.0.0.1".into(), "::1".into(), "mcp.example.com:8443".into()],
+            &["http://localhost:*".into(), "https://app.example.com".into()],
             token.map(str::to_owned),
         )
     }

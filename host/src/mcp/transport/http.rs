@@ -62,7 +62,7 @@ pub async fn serve(
     origins.extend(options.allowed_origins.iter().cloned());
     // Sessions and streams close when this token is cancelled, after the grace period.
     let sessions_done = CancellationToken::new();
-    let admission = Arc::new(Admission::new(hosts.clone(), origins.clone(), options.auth_token.clone()));
+    let admission = Arc::new(Admission::new(&hosts, &origins, options.auth_token.clone()));
     // rmcp checks Host and Origin again behind `guard.rs`, with the same lists.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)

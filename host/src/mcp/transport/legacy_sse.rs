@@ -34,12 +34,13 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use ring::rand::{SecureRandom, SystemRandom};
-use rmcp::model::{ClientJsonRpcMessage, ProtocolVersion, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion, ServerJsonRpcMessage};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
 use crate::mcp::{McpState, Session};
 
@@ -109,7 +110,9 @@ pub(crate) async fn open(State(sse): State<Arc<LegacySse>>) -> Response {
     let ended = CancellationToken::new();
     let session = Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::default() });
     sse.sessions().insert(id.clone(), session);
-    tokio::spawn(run_session(Session::new(sse.state.clone()), incoming, output, ended.clone()));
+    let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
+    let session = Session::new(sse.state.clone());
+    tokio::spawn(serve_on_channels(session, incoming, output, to_text, ended.clone(), "legacy SSE"));
 
     let endpoint = Event::default().event("endpoint").data(format!("{}?sessionId={id}", sse.messages_path));
     let guard = EndOnDrop { sse: sse.clone(), id, ended };
@@ -152,7 +155,7 @@ pub(crate) async fn post(State(sse): State<Arc<LegacySse>>, Query(target): Query
     let framed = session.framer.lock().unwrap_or_else(PoisonError::into_inner).frame(&body);
     match framed {
         Framed::Message(message) => {
-            if let Some(refusal) = modern_request(&body) {
+            if let Some(refusal) = modern_request(&message) {
                 return refuse(&session, refusal).await;
             }
             if session.input.send(*message).await.is_err() {
@@ -180,34 +183,21 @@ fn plain(status: StatusCode, message: &str) -> Response {
     (status, format!("{message}\n")).into_response()
 }
 
-/// The JSON-RPC error a 2026-07-28 request gets on this transport, if `body` is one.
-fn modern_request(body: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Peek {
-        id: Option<Value>,
-        method: Option<String>,
-        params: Option<PeekParams>,
-    }
-    #[derive(Deserialize)]
-    struct PeekParams {
-        #[serde(rename = "_meta")]
-        meta: Option<serde_json::Map<String, Value>>,
-    }
-    let peek: Peek = serde_json::from_slice(body).ok()?;
-    let id = peek.id?;
-    let requested =
-        peek.params.and_then(|p| p.meta).and_then(|mut meta| meta.remove("io.modelcontextprotocol/protocolVersion"));
-    let stateless_method = matches!(peek.method.as_deref(), Some("server/discover" | "subscriptions/listen"));
+/// The JSON-RPC error a 2026-07-28 request gets on this transport, if `message` is one.
+fn modern_request(message: &ClientJsonRpcMessage) -> Option<String> {
+    let ClientJsonRpcMessage::Request(request) = message else { return None };
+    let requested = request.request.get_meta().protocol_version();
+    let stateless_method =
+        matches!(request.request, ClientRequest::DiscoverRequest(_) | ClientRequest::SubscriptionsListenRequest(_));
     if requested.is_none() && !stateless_method {
         return None;
     }
-    let requested = requested.unwrap_or_else(|| ProtocolVersion::V_2026_07_28.to_string().into());
-    let supported: Vec<String> = ProtocolVersion::KNOWN_VERSIONS
+    let requested = requested.unwrap_or(ProtocolVersion::V_2026_07_28);
+    let supported: Vec<&ProtocolVersion> = ProtocolVersion::KNOWN_VERSIONS
         .iter()
-        .map(ToString::to_string)
         .filter(|version| version.as_str() < ProtocolVersion::V_2026_07_28.as_str())
         .collect();
-    let error = json!({ "jsonrpc": "2.0", "id": id, "error": {
+    let error = json!({ "jsonrpc": "2.0", "id": request.id, "error": {
         "code": UNSUPPORTED_PROTOCOL_VERSION,
         "message": "the 2024-11-05 HTTP+SSE transport serves the initialize-based versions only; \
                     use Streamable HTTP or WebSocket for 2026-07-28",
@@ -216,37 +206,16 @@ fn modern_request(body: &[u8]) -> Option<String> {
     Some(error.to_string())
 }
 
-/// Runs the rmcp session on the POSTed messages until the stream ends (`ended`).
-async fn run_session(
-    session: Session,
-    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
-    output: mpsc::Sender<String>,
-    ended: CancellationToken,
-) {
-    let sink = futures::sink::unfold(output, |output, message: ServerJsonRpcMessage| async move {
-        let line = serde_json::to_string(&message).map_err(std::io::Error::other)?;
-        output
-            .send(line)
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the stream is closed"))?;
-        Ok::<_, std::io::Error>(output)
-    });
-    let stream = futures::stream::poll_fn({
-        let mut incoming = incoming;
-        move |cx| incoming.poll_recv(cx)
-    });
-    match rmcp::service::serve_server_with_ct(session, (Box::pin(sink), stream), ended).await {
-        Ok(running) => {
-            let reason = running.waiting().await;
-            tracing::debug!(?reason, "legacy SSE session ended");
-        }
-        Err(e) => tracing::info!("no legacy SSE session: {e}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn modern_request(body: &[u8]) -> Option<String> {
+        match (Framer { seen_request: true }).frame(body) {
+            Framed::Message(message) => super::modern_request(&message),
+            other => panic!("not a message: {other:?}"),
+        }
+    }
 
     #[test]
     fn modern_requests_are_told_which_versions_this_transport_serves() {

@@ -8,8 +8,10 @@
 //!   - `legacy_sse`: the 2024-11-05 HTTP+SSE transport, off unless turned on;
 //!   - `guard`: Host, Origin and the bearer token, in front of every endpoint;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
-//! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE.
+//! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
+//! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
 
+mod channels;
 mod early_stream;
 mod framing;
 mod guard;

@@ -9,7 +9,9 @@ use anyhow::Result;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
+use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer, INVALID_REQUEST, error_line};
 use crate::mcp::Session;
 
@@ -25,34 +27,28 @@ where
 {
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(256);
     let writer = std::thread::Builder::new().name("mcpbox-stdout".into()).spawn(move || write_loop(output, out_rx))?;
-    let (in_tx, mut in_rx) = mpsc::channel::<ClientJsonRpcMessage>(64);
+    let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(64);
     // Weak, so that the writer ends with the session even while the reader waits on input.
     let replies = out_tx.downgrade();
     std::thread::Builder::new()
         .name("mcpbox-stdin".into())
         .spawn(move || read_loop(input, in_tx, replies, max_message_bytes))?;
 
-    let sink = futures::sink::unfold(out_tx, |tx, message: ServerJsonRpcMessage| async move {
-        let mut bytes = serde_json::to_vec(&message).map_err(io::Error::other)?;
-        bytes.push(b'\n');
-        tx.send(bytes).await.map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed"))?;
-        Ok::<_, io::Error>(tx)
-    });
-    let stream = futures::stream::poll_fn(move |cx| in_rx.poll_recv(cx));
-    match rmcp::serve_server(server, (Box::pin(sink), stream)).await {
-        Ok(running) => {
-            let reason = running.waiting().await;
-            tracing::debug!(?reason, "session ended");
-        }
-        // The input ended before a session began: nothing to serve.
-        Err(e) => tracing::info!("no session: {e}"),
-    }
+    // Nothing cancels a stdio session but the end of its input.
+    serve_on_channels(server, in_rx, out_tx, line, CancellationToken::new(), "stdio").await;
     // The reader thread may still be blocked in a read; it ends with the process. The writer
     // ends once every sender (the session's sink, the reader's replies) is gone.
     tokio::task::spawn_blocking(move || writer.join())
         .await?
         .map_err(|_| anyhow::anyhow!("the stdout writer panicked"))??;
     Ok(())
+}
+
+/// A message as one line of stdout.
+fn line(message: &ServerJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(message)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
 fn write_loop<W: Write>(mut output: W, mut messages: mpsc::Receiver<Vec<u8>>) -> io::Result<()> {

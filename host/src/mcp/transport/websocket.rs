@@ -32,6 +32,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
+use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
 use crate::mcp::{McpState, Session};
 
@@ -92,11 +93,13 @@ enum End {
 
 /// Serves one session on `socket` until either side ends it.
 async fn serve(mut socket: WebSocket, sockets: &Sockets) {
-    let (to_client, mut outgoing) = mpsc::channel::<ServerJsonRpcMessage>(256);
+    let (to_client, mut outgoing) = mpsc::channel::<String>(256);
     let (to_session, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let session_ended = CancellationToken::new();
+    let session = Session::new(sockets.state.clone());
+    let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
     let mut session =
-        tokio::spawn(run_session(Session::new(sockets.state.clone()), incoming, to_client, session_ended.clone()));
+        tokio::spawn(serve_on_channels(session, incoming, to_client, to_text, session_ended.clone(), "websocket"));
     let mut session_over = false;
     let mut framer = Framer::default();
     let mut heartbeat = sockets.heartbeat.map(|period| {
@@ -137,11 +140,7 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
                 }
             },
             message = outgoing.recv() => match message {
-                Some(message) => {
-                    let text = match serde_json::to_string(&message) {
-                        Ok(text) => text,
-                        Err(e) => break End::Close(close_code::ERROR, format!("cannot encode a message: {e}")),
-                    };
+                Some(text) => {
                     if !send(&mut socket, Message::text(text), sockets.heartbeat).await {
                         break End::Gone;
                     }
@@ -230,40 +229,4 @@ fn end_for(error: axum::Error, max_message_bytes: usize) -> End {
             End::Gone
         }
     }
-}
-
-/// Runs the rmcp session on the socket's messages until they end or `ended` is cancelled;
-/// cancelling ends the session and cancels its calls. Why it never began, if it did not.
-async fn run_session(
-    session: Session,
-    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
-    to_client: mpsc::Sender<ServerJsonRpcMessage>,
-    ended: CancellationToken,
-) -> Option<String> {
-    let sink = futures::sink::unfold(to_client, |sender, message: ServerJsonRpcMessage| async move {
-        sender
-            .send(message)
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the socket is closed"))?;
-        Ok::<_, std::io::Error>(sender)
-    });
-    let stream = tokio_stream_of(incoming);
-    match rmcp::service::serve_server_with_ct(session, (Box::pin(sink), stream), ended).await {
-        Ok(running) => {
-            let reason = running.waiting().await;
-            tracing::debug!(?reason, "websocket session ended");
-            None
-        }
-        Err(e) => {
-            tracing::info!("no websocket session: {e}");
-            Some(e.to_string())
-        }
-    }
-}
-
-/// A receiver as a stream.
-fn tokio_stream_of<T: Send + 'static>(
-    mut receiver: mpsc::Receiver<T>,
-) -> impl futures::Stream<Item = T> + Send + Unpin {
-    futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
