@@ -8,6 +8,8 @@
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
+#   scripts/bench.sh reference the bundled plugins against the reference servers they replace:
+#                             size, compile time, call latency, start-up and memory
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-guests.sh"
@@ -22,5 +24,8 @@ case "${1:-compare}" in
   examples)
     cargo build --release -p mcpbox
     python3 scripts/bench-examples.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|latency|http|startup|examples]" >&2; exit 2 ;;
+  reference)
+    cargo build --release -p mcpbox
+    python3 scripts/bench-reference.py target/release/mcpbox ;;
+  *) echo "usage: $0 [compare|latency|http|startup|examples|reference]" >&2; exit 2 ;;
 esac

@@ -201,11 +201,17 @@ enum SchemaSource {
     Given(serde_json::Value),
 }
 
+/// A tool's output schema: the one its result type generates, or one given.
+enum OutputSchema {
+    Generated(fn() -> Option<serde_json::Value>),
+    Given(serde_json::Value),
+}
+
 /// One tool: its description and the function that runs it.
 pub struct Tool {
     descriptor: tools::Tool,
     input_schema: SchemaSource,
-    output_schema: fn() -> Option<serde_json::Value>,
+    output_schema: OutputSchema,
     handler: ToolHandler,
 }
 
@@ -235,7 +241,7 @@ impl Tool {
         Tool {
             descriptor,
             input_schema: SchemaSource::Generated(object_schema::<A>),
-            output_schema: R::output_schema,
+            output_schema: OutputSchema::Generated(R::output_schema),
             handler: Box::new(handler),
         }
     }
@@ -248,7 +254,10 @@ impl Tool {
         };
         tools::Tool {
             input_schema: input.to_string(),
-            output_schema: (self.output_schema)().map(|schema| schema.to_string()),
+            output_schema: match &self.output_schema {
+                OutputSchema::Generated(generate) => generate().map(|schema| schema.to_string()),
+                OutputSchema::Given(schema) => Some(schema.to_string()),
+            },
             ..self.descriptor.clone()
         }
     }
@@ -262,6 +271,57 @@ impl Tool {
     /// Replaces the generated input schema (a JSON object schema).
     pub fn input_schema(mut self, schema: serde_json::Value) -> Self {
         self.input_schema = SchemaSource::Given(schema);
+        self
+    }
+
+    /// Replaces the output schema (a JSON object schema), for a tool that builds its
+    /// [`CallResult`]'s structured content itself, e.g. to match another server's shapes.
+    pub fn output_schema(mut self, schema: serde_json::Value) -> Self {
+        self.output_schema = OutputSchema::Given(schema);
+        self
+    }
+
+    /// Takes the description, title, schemas and annotations from a tool as MCP's `tools/list`
+    /// shows it (`{"name", "description", "inputSchema", "outputSchema", "annotations"}`), for
+    /// a plugin that stands in for another server and must list exactly what it lists. Absent
+    /// fields keep what the tool has.
+    ///
+    /// ```
+    /// use mcpbox_sdk::prelude::*;
+    ///
+    /// let listed = json!({
+    ///     "name": "echo",
+    ///     "description": "Echoes its input",
+    ///     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    ///     "annotations": {"readOnlyHint": true},
+    /// });
+    /// let tool = Tool::new("echo", "", |args: serde_json::Value| Ok(args["text"].to_string())).listed_as(&listed);
+    /// # let _ = tool;
+    /// ```
+    pub fn listed_as(mut self, listed: &serde_json::Value) -> Self {
+        let text = |key: &str| listed.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        if let Some(description) = text("description") {
+            self.descriptor.description = Some(description);
+        }
+        if let Some(title) = text("title") {
+            self.descriptor.title = Some(title);
+        }
+        if let Some(schema) = listed.get("inputSchema").filter(|s| s.is_object()) {
+            self.input_schema = SchemaSource::Given(schema.clone());
+        }
+        if let Some(schema) = listed.get("outputSchema").filter(|s| s.is_object()) {
+            self.output_schema = OutputSchema::Given(schema.clone());
+        }
+        if let Some(hints) = listed.get("annotations").filter(|a| a.is_object()) {
+            let hint = |key: &str| hints.get(key).and_then(|v| v.as_bool());
+            self.descriptor.annotations = Some(ToolAnnotations {
+                title: hints.get("title").and_then(|v| v.as_str()).map(str::to_owned),
+                read_only_hint: hint("readOnlyHint"),
+                destructive_hint: hint("destructiveHint"),
+                idempotent_hint: hint("idempotentHint"),
+                open_world_hint: hint("openWorldHint"),
+            });
+        }
         self
     }
 

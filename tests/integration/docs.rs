@@ -1,4 +1,5 @@
-//! Docs as tests: every fenced block in `README.md`, `SECURITY.md` and `docs/*.md` is run as
+//! Docs as tests: every fenced block in `README.md`, `SECURITY.md`, `docs/*.md` and
+//! `docs/plugins/*.md` is run as
 //! written, compared with the file it shows, or marked not runnable with the reason, and every
 //! message `docs/troubleshooting.md` quotes is produced and compared. A stale doc fails here.
 //!
@@ -22,12 +23,16 @@ pub const GUIDES: [&str; 3] = ["docs/rust.md", "docs/python.md", "docs/javascrip
 /// Every Markdown page of the docs.
 fn documents() -> Vec<String> {
     let mut files = vec!["README.md".to_owned(), "SECURITY.md".to_owned()];
-    let mut docs: Vec<String> = std::fs::read_dir(repo_root().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .map(|p| format!("docs/{}", p.file_name().unwrap().to_string_lossy()))
-        .collect();
+    let pages = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(repo_root().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .map(|p| format!("{dir}/{}", p.file_name().unwrap().to_string_lossy()))
+            .collect()
+    };
+    // The bundled plugins' pages too.
+    let mut docs: Vec<String> = pages("docs").into_iter().chain(pages("docs/plugins")).collect();
     docs.sort();
     files.extend(docs);
     files

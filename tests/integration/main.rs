@@ -26,6 +26,7 @@ mod plain;
 mod protocol;
 mod proxy;
 mod real_client;
+mod reference_servers;
 mod reload;
 mod request_state;
 mod roots;

@@ -158,6 +158,33 @@ fn redirects_are_checked_at_every_hop() {
     assert_still_serving(&mut server);
 }
 
+/// `network = ["*"]` (the grant the bundled `fetch` needs: any host the user names) reaches any
+/// public host, yet no loopback, private or link-local address, directly or by a redirect;
+/// only `allow_private_network` opens those, as for any other grant.
+#[test]
+fn any_host_means_any_public_host() {
+    let local = TestServer::start();
+    let (mut server, _config) = serve("network = [\"*\"]");
+    // Admitted by the pattern, refused by the address.
+    assert_refused(&fetch(&mut server, &local.url("/hello"), 0), "DestinationIpProhibited");
+    let metadata = "http://169.254.169.254/latest/meta-data/";
+    assert_refused(&fetch(&mut server, metadata, 0), "DestinationIpProhibited");
+    assert_refused(
+        &fetch(&mut server, &format!("http://localhost:{}/hello", local.port), 0),
+        "DestinationIpProhibited",
+    );
+    assert!(local.requests().is_empty(), "{:?}", local.requests());
+    drop(server);
+    // The positive control: the same grant with private addresses allowed reaches the server.
+    let (mut server, _config) = serve("network = [\"*\"]\nallow_private_network = true");
+    assert_eq!(text(&fetch(&mut server, &local.url("/hello"), 0)), "200 hello");
+    let https_only = serve("network = [\"https://*\"]\nallow_private_network = true");
+    let (mut https_only, _https_config) = https_only;
+    assert_refused(&fetch(&mut https_only, &local.url("/hello"), 0), "HttpRequestDenied");
+    assert_eq!(local.requests().len(), 1, "{:?}", local.requests());
+    assert_still_serving(&mut server);
+}
+
 #[test]
 fn sockets_and_dns_stay_off_even_with_a_network_grant() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

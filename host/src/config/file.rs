@@ -111,6 +111,8 @@ pub(crate) struct FilePlugin {
     pub(crate) allow_private_network: Option<bool>,
     /// Link imports it was not granted as stubs that deny or trap, instead of refusing to load.
     pub(crate) stub_ungranted: Option<bool>,
+    /// Mount its directories at their host paths instead of `/roots/<name>`.
+    pub(crate) host_paths: Option<bool>,
     /// Which tools may run as tasks (the 2026-07-28 tasks extension): `[plugin.NAME.tasks.TOOL]`,
     /// `TOOL` a tool's own name or `*` for the others.
     pub(crate) tasks: Option<BTreeMap<String, FileTasks>>,
@@ -139,6 +141,10 @@ pub(crate) struct FilePluginDir {
     /// Grant only the parts inside the client's roots, when the client has roots.
     #[serde(default)]
     pub(crate) within_client_roots: bool,
+    /// Create the directory (and its parents) at start-up if it is missing: a plugin's own
+    /// data directory, such as the `memory` plugin's, on a fresh machine.
+    #[serde(default)]
+    pub(crate) create: bool,
 }
 
 /// A config file as read: its schema, its text (for positions), and where it is.
@@ -172,8 +178,14 @@ impl ConfigFile {
         format!("{}:{line}:{column}", self.path.display())
     }
 
-    /// `path` relative to the config file's directory.
+    /// `path` relative to the config file's directory; `~/...` in the home directory (`$HOME`),
+    /// so one config can name a per-user data directory.
     pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        if let Ok(in_home) = path.strip_prefix("~")
+            && let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty())
+        {
+            return PathBuf::from(home).join(in_home);
+        }
         self.base.join(path)
     }
 }

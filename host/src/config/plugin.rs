@@ -64,6 +64,7 @@ fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Pr
         network: problems.take(network(file, name, section)).flatten(),
         env: env(file, name, section, problems).into(),
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
+        host_paths: section.host_paths.unwrap_or(false),
     }
 }
 
@@ -84,6 +85,11 @@ fn env(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Probl
 
 fn plugin_dir(file: &ConfigFile, name: &str, dir: &FilePluginDir) -> Result<PluginDir> {
     let path = file.resolve(dir.path.get_ref());
+    if dir.create {
+        std::fs::create_dir_all(&path).with_context(|| {
+            format!("{}: in [[plugin.{name}.dirs]] path: cannot create {}", file.at(dir.path.span()), path.display())
+        })?;
+    }
     let allowed = AllowedDir::new(&path, dir.name.clone(), dir.writable)
         .with_context(|| format!("{}: in [[plugin.{name}.dirs]] path", file.at(dir.path.span())))?;
     Ok(PluginDir { dir: allowed, within_client_roots: dir.within_client_roots })

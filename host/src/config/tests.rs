@@ -69,6 +69,30 @@ fn plugin_policies_parse() {
     assert!(!settings.plugin_configs.contains_key("other"));
 }
 
+/// `host_paths`, and a plugin directory created when missing (`create`), named from the home
+/// directory (`~/`) or relative to the file.
+#[test]
+fn host_paths_and_created_directories_parse() {
+    let (dir, _path, args) = config_file(
+        "[plugin.filesystem]\nhost_paths = true\n\n[plugin.memory]\n[[plugin.memory.dirs]]\n\
+         path = \"data/memory\"\nwritable = true\ncreate = true\n",
+    );
+    let settings = Settings::from_args(&args).unwrap();
+    assert!(settings.plugin_configs["filesystem"].policy.host_paths);
+    assert!(!settings.plugin_configs["memory"].policy.host_paths);
+    assert!(dir.path().join("data/memory").is_dir(), "created at start-up");
+    // Without `create`, a missing directory is still an error naming the key.
+    let (_dir, path, args) = config_file("[plugin.memory]\n[[plugin.memory.dirs]]\npath = \"absent\"\n");
+    let error = error_of(&args);
+    assert!(error.starts_with(&format!("{}:3:8: in [[plugin.memory.dirs]] path", path.display())), "{error}");
+    // `~/` is the home directory.
+    let mut file = ConfigFile::default();
+    file.base = "/elsewhere".into();
+    let home = std::env::var("HOME").unwrap();
+    assert_eq!(file.resolve(Path::new("~/.local/share/x")), Path::new(&home).join(".local/share/x"));
+    assert_eq!(file.resolve(Path::new("data")), Path::new("/elsewhere/data"));
+}
+
 #[test]
 fn prefixes_and_roots_parse() {
     let text = "[[roots]]\npath = \".\"\nwritable = true\n\n[plugin.conformance]\nprefix = \"\"\n";

@@ -105,11 +105,13 @@ impl Plugin {
     /// roots where the operator said so.
     fn grants(&self, scope: &CallScope) -> Arc<[roots::Grant]> {
         let policy = &self.policy;
-        if policy.dirs.is_empty() {
-            return if policy.shared_roots { scope.grants.clone() } else { Arc::from([]) };
-        }
-        let shared: &[roots::Grant] = if policy.shared_roots { &scope.grants } else { &[] };
-        roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref()).into()
+        let grants: Arc<[roots::Grant]> = if policy.dirs.is_empty() {
+            if policy.shared_roots { scope.grants.clone() } else { Arc::from([]) }
+        } else {
+            let shared: &[roots::Grant] = if policy.shared_roots { &scope.grants } else { &[] };
+            roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref()).into()
+        };
+        if policy.host_paths { roots::at_host_paths(&grants).into() } else { grants }
     }
 
     /// What it lists as resources in `scope` (for `mcpbox inspect`; the catalog lists every

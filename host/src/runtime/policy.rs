@@ -28,11 +28,23 @@ pub struct Policy {
     /// Link interfaces the plugin imports but was not granted as stubs that deny (`wasi:http`)
     /// or trap (interfaces mcpbox does not know), instead of refusing to load it.
     pub stub_ungranted: bool,
+    /// Mount each granted directory at its own host path instead of `/roots/<name>`, so a
+    /// plugin that stands in for a native server (the bundled `filesystem`) takes and returns
+    /// the paths its users and their prompts already use. The same directories either way:
+    /// only where they appear changes.
+    pub host_paths: bool,
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { shared_roots: true, dirs: Vec::new(), network: None, env: Arc::from([]), stub_ungranted: false }
+        Policy {
+            shared_roots: true,
+            dirs: Vec::new(),
+            network: None,
+            env: Arc::from([]),
+            stub_ungranted: false,
+            host_paths: false,
+        }
     }
 }
 
@@ -64,15 +76,19 @@ impl NetworkPolicy {
 }
 
 /// One allow-list entry: `https://api.example.com`, `https://*.example.com:8443`,
-/// `http://10.0.0.5:8080`. The port defaults to the scheme's.
+/// `http://10.0.0.5:8080`, `https://*` (any public host). The port defaults to the scheme's;
+/// `:*` is any port. `*` alone is any host on any port over either scheme, for a plugin such as
+/// `fetch` whose user names the URL: every address must still be public (unless
+/// `allow_private_network`), so "any host" never reaches loopback, the LAN or a cloud's
+/// metadata service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
-    /// `http` or `https`.
-    pub scheme: String,
+    /// `http` or `https`; `None`: either.
+    pub scheme: Option<String>,
     /// The host or hosts.
     pub host: HostMatch,
-    /// The port (the scheme's unless given).
-    pub port: u16,
+    /// The port (the scheme's unless given); `None`: any.
+    pub port: Option<u16>,
 }
 
 /// Which hosts an allow-list entry names.
@@ -82,14 +98,20 @@ pub enum HostMatch {
     Exact(String),
     /// Any name ending in `.suffix` (not `suffix` itself).
     Subdomains(String),
+    /// Any host at all (`*`): names and IP literals, public addresses only unless the policy
+    /// allows private ones.
+    Any,
 }
 
 impl HostPattern {
     fn matches(&self, scheme: &str, host: &str, port: u16) -> bool {
-        if !self.scheme.eq_ignore_ascii_case(scheme) || self.port != port {
+        if self.scheme.as_deref().is_some_and(|s| !s.eq_ignore_ascii_case(scheme))
+            || self.port.is_some_and(|p| p != port)
+        {
             return false;
         }
         match &self.host {
+            HostMatch::Any => true,
             HostMatch::Exact(exact) => exact == host,
             HostMatch::Subdomains(suffix) => {
                 host.len() > suffix.len() + 1
@@ -105,6 +127,9 @@ impl FromStr for HostPattern {
     type Err = anyhow::Error;
 
     fn from_str(text: &str) -> Result<Self> {
+        if text.trim() == "*" {
+            return Ok(HostPattern { scheme: None, host: HostMatch::Any, port: None });
+        }
         let (scheme, rest) =
             text.split_once("://").ok_or_else(|| anyhow!("`{text}` needs a scheme: http:// or https://"))?;
         let scheme = scheme.to_ascii_lowercase();
@@ -117,15 +142,20 @@ impl FromStr for HostPattern {
         if authority.contains(['/', '?', '#', '@']) || authority.is_empty() {
             bail!("`{text}` must be scheme://host[:port], without path or user");
         }
+        let (authority, any_port) = match authority.strip_suffix(":*") {
+            Some(host) => (host, true),
+            None => (authority, false),
+        };
         let (host, port) = split_host_port(authority).ok_or_else(|| anyhow!("`{text}` has an invalid port"))?;
-        let port = port.unwrap_or(default_port);
+        let port = if any_port { None } else { Some(port.unwrap_or(default_port)) };
         let host = host.to_ascii_lowercase();
         let host = match host.strip_prefix("*.") {
+            _ if host == "*" => HostMatch::Any,
             Some(suffix) if !suffix.is_empty() && !suffix.contains('*') => HostMatch::Subdomains(suffix.to_owned()),
             _ if host.contains('*') => bail!("`{text}`: a wildcard may only be the first label, as in *.example.com"),
             _ => HostMatch::Exact(host.trim_start_matches('[').trim_end_matches(']').to_owned()),
         };
-        Ok(HostPattern { scheme, host, port })
+        Ok(HostPattern { scheme: Some(scheme), host, port })
     }
 }
 
@@ -135,8 +165,13 @@ impl fmt::Display for HostPattern {
             HostMatch::Exact(host) if host.contains(':') => format!("[{host}]"),
             HostMatch::Exact(host) => host.clone(),
             HostMatch::Subdomains(suffix) => format!("*.{suffix}"),
+            HostMatch::Any => "*".to_owned(),
         };
-        write!(f, "{}://{host}:{}", self.scheme, self.port)
+        let port = self.port.map_or_else(|| "*".to_owned(), |port| port.to_string());
+        match &self.scheme {
+            Some(scheme) => write!(f, "{scheme}://{host}:{port}"),
+            None => write!(f, "*"),
+        }
     }
 }
 
@@ -162,7 +197,26 @@ mod tests {
         assert!(policy.admits("http", "10.0.0.5", 8080).is_some());
         assert!(policy.admits("http", "::1", 80).is_some());
         assert_eq!(policy.allow[1].to_string(), "https://*.example.org:8443");
-        for bad in ["example.com", "ftp://x", "https://a/b", "https://u@x", "https://a.*.com", "https://x:99999"] {
+        let any: NetworkPolicy = NetworkPolicy { allow: vec!["https://*".parse().unwrap()], allow_private: false };
+        assert!(any.admits("https", "example.com", 443).is_some());
+        assert!(any.admits("https", "192.0.2.1", 443).is_some(), "addresses are checked after resolution");
+        assert!(any.admits("http", "example.com", 80).is_none(), "scheme must match");
+        assert!(any.admits("https", "example.com", 8443).is_none(), "port must match");
+        let everything: NetworkPolicy = NetworkPolicy { allow: vec!["*".parse().unwrap()], allow_private: false };
+        assert!(everything.admits("http", "example.com", 8080).is_some());
+        assert_eq!(everything.allow[0].to_string(), "*");
+        let any_port: HostPattern = "http://*:*".parse().unwrap();
+        assert_eq!(any_port.to_string(), "http://*:*");
+        for bad in [
+            "example.com",
+            "ftp://x",
+            "https://a/b",
+            "https://u@x",
+            "https://a.*.com",
+            "https://x:99999",
+            "*://x",
+            "https://*x",
+        ] {
             assert!(bad.parse::<HostPattern>().is_err(), "{bad}");
         }
     }

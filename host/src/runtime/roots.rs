@@ -89,6 +89,18 @@ pub fn plugin_grants(shared: &[Grant], dirs: &[PluginDir], client_roots: Option<
     grants
 }
 
+/// The same grants mounted at their host paths (`/home/me/project`) instead of
+/// `/roots/<name>`. A path that is not UTF-8 keeps its `/roots/<name>`: WASI paths are strings.
+pub fn at_host_paths(grants: &[Grant]) -> Vec<Grant> {
+    grants
+        .iter()
+        .map(|grant| match grant.host_path.to_str() {
+            Some(path) => Grant { guest_path: path.to_owned(), ..grant.clone() },
+            None => grant.clone(),
+        })
+        .collect()
+}
+
 /// The common part of two canonical directories: the inner one if one contains the other.
 fn intersection<'a>(a: &'a Path, b: &'a Path) -> Option<&'a Path> {
     if a.starts_with(b) {

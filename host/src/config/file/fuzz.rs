@@ -29,9 +29,10 @@ const TABLES: &[(&str, &[&str])] = &[
             "network",
             "allow_private_network",
             "stub_ungranted",
+            "host_paths",
         ],
     ),
-    ("[[plugin.p.dirs]]", &["path", "name", "writable", "within_client_roots"]),
+    ("[[plugin.p.dirs]]", &["path", "name", "writable", "within_client_roots", "create"]),
 ];
 
 /// A TOML value as text: any type, edge-case numbers, strings with escapes.

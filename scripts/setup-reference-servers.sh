@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The official MCP reference servers mcpbox's bundled plugins replace, pinned, for the
+# compatibility test (tests/integration/reference_servers.rs): the npm ones (filesystem, memory,
+# sequential-thinking) into .tools/reference-servers/node_modules, run with the Node 22 the
+# conformance setup brings; the PyPI ones (time, fetch) into a venv there, whose Python also
+# drives the comparison (it holds the official MCP Python SDK the servers use). Idempotent;
+# prints "NODE DIR" (DIR/venv/bin holds python, mcp-server-time and mcp-server-fetch).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+npm_version=2026.8.31
+time_version=2026.10.19
+fetch_version=2026.10.24
+dir="$root/.tools/reference-servers"
+read -r node _ < <("$root/scripts/npm-into-tools.sh" "$dir" \
+  "@modelcontextprotocol/server-filesystem@$npm_version" \
+  "@modelcontextprotocol/server-memory@$npm_version" \
+  "@modelcontextprotocol/server-sequential-thinking@$npm_version")
+exec 9>"$dir.venv.lock"
+flock 9
+stamp="$dir/venv/installed-$time_version-$fetch_version"
+if [ ! -f "$stamp" ]; then
+  python3 -m venv "$dir/venv" >&2
+  "$dir/venv/bin/pip" install --quiet --disable-pip-version-check \
+    "mcp-server-time==$time_version" "mcp-server-fetch==$fetch_version" >&2
+  touch "$stamp"
+fi
+echo "$node $dir"

@@ -1,0 +1,132 @@
+//! The bundled plugins against the official reference servers they replace (issue 16): each
+//! reference server, installed pinned by `scripts/setup-reference-servers.sh`, and mcpbox
+//! serving the plugin with the reference's names (`prefix = ""`) are driven over stdio by the
+//! official MCP Python SDK (`tests/clients/reference_compat.py`): the same tool lists (names,
+//! argument names, types, required arguments, output schemas) and the same results for the
+//! same calls (`tests/clients/reference_scenarios.py`), every difference listed.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::{plugin, repo_root};
+
+/// Node 22 and the reference servers' directory.
+fn reference_servers() -> (String, String) {
+    let setup = Command::new("bash")
+        .arg(repo_root().join("scripts/setup-reference-servers.sh"))
+        .output()
+        .expect("cannot run scripts/setup-reference-servers.sh");
+    assert!(
+        setup.status.success(),
+        "installing the reference servers failed: {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    let printed = String::from_utf8(setup.stdout).unwrap();
+    let (node, dir) = printed.trim().split_once(' ').expect("NODE DIR");
+    (node.to_owned(), dir.to_owned())
+}
+
+/// Writes the config serving `name` alone with the reference's names, then runs the
+/// comparison described by `spec` (to which the mcpbox side is added).
+fn compare(name: &str, dir: &Path, plugin_section: &str, mcpbox_args: &[&str], mut spec: Value) {
+    let config = dir.join("mcpbox.toml");
+    let wasm = plugin(name);
+    std::fs::write(
+        &config,
+        format!("plugins = [{:?}]\n\n[plugin.{name}]\nprefix = \"\"\n{plugin_section}", wasm.display()),
+    )
+    .unwrap();
+    let mut args =
+        vec!["serve".to_owned(), "--no-watch".to_owned(), "--config".to_owned(), config.display().to_string()];
+    args.extend(mcpbox_args.iter().map(|a| a.to_string()));
+    spec["plugin"] = json!(name);
+    spec["mcpbox"] = json!({
+        "command": env!("CARGO_BIN_EXE_mcpbox"),
+        "args": args,
+        "env": {"MCPBOX_CACHE_DIR": repo_root().join("target/test-compile-cache")},
+        "stderr": dir.join("mcpbox.stderr"),
+    });
+    let spec_path = dir.join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let (_, servers) = reference_servers();
+    let output = Command::new(format!("{servers}/venv/bin/python"))
+        .arg(repo_root().join("tests/clients/reference_compat.py"))
+        .arg(&spec_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("match the reference server"),
+        "{name}: {stdout}\n{}\nmcpbox's log:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        std::fs::read_to_string(dir.join("mcpbox.stderr")).unwrap_or_default()
+    );
+}
+
+fn node_server(node: &str, servers: &str, package: &str, args: &[&str]) -> Value {
+    let mut all = vec![format!("{servers}/node_modules/@modelcontextprotocol/{package}/dist/index.js")];
+    all.extend(args.iter().map(|a| a.to_string()));
+    json!({"command": node, "args": all})
+}
+
+/// Every filesystem tool on the same tree, with host paths: mcpbox mounts its grant at the
+/// host path (`host_paths = true`), as the reference reads its command line.
+#[test]
+fn filesystem_matches_the_reference_server() {
+    let (node, servers) = reference_servers();
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (dir.path().join("box"), dir.path().join("ref"));
+    let mut reference = node_server(&node, &servers, "server-filesystem", &[theirs.to_str().unwrap()]);
+    // Dates print in the process's zone; the sandbox's is UTC.
+    reference["env"] = json!({"TZ": "UTC"});
+    let spec = json!({"roots": {"reference": theirs, "mcpbox": ours}, "reference": reference});
+    // The scenario fills both trees; mcpbox's grant must exist when it starts.
+    std::fs::create_dir(&ours).unwrap();
+    compare("filesystem", dir.path(), "host_paths = true\n", &["--root-rw", ours.to_str().unwrap()], spec);
+}
+
+/// The knowledge graph across a sequence of edits, from a file in the reference's format; the
+/// two files end the same; concurrent writers lose nothing.
+#[test]
+fn memory_matches_the_reference_server() {
+    let (node, servers) = reference_servers();
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, theirs) = (dir.path().join("box"), dir.path().join("ref"));
+    std::fs::create_dir(&ours).unwrap();
+    std::fs::create_dir(&theirs).unwrap();
+    let mut reference = node_server(&node, &servers, "server-memory", &[]);
+    reference["env"] = json!({"MEMORY_FILE_PATH": theirs.join("memory.jsonl")});
+    let spec = json!({
+        "memory_files": {"reference": theirs.join("memory.jsonl"), "mcpbox": ours.join("memory.jsonl")},
+        "reference": reference,
+    });
+    let section = format!("roots = false\n\n[[plugin.memory.dirs]]\npath = {:?}\nwritable = true\n", ours.display());
+    compare("memory", dir.path(), &section, &[], spec);
+}
+
+/// Time zones, conversions (fractional offsets, clock changes, bad input), current times.
+#[test]
+fn time_matches_the_reference_server() {
+    let (_, servers) = reference_servers();
+    let dir = tempfile::tempdir().unwrap();
+    let reference =
+        json!({"command": format!("{servers}/venv/bin/mcp-server-time"), "args": ["--local-timezone", "Etc/UTC"]});
+    compare("time", dir.path(), "", &[], json!({ "reference": reference }));
+}
+
+/// A sequence of thoughts with revisions and branches; the history in a directory of the
+/// operator's.
+#[test]
+fn sequential_thinking_matches_the_reference_server() {
+    let (node, servers) = reference_servers();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let section = format!(
+        "roots = false\n\n[[plugin.sequential-thinking.dirs]]\npath = {:?}\nwritable = true\ncreate = true\n",
+        state.display()
+    );
+    let reference = node_server(&node, &servers, "server-sequential-thinking", &[]);
+    compare("sequential-thinking", dir.path(), &section, &[], json!({ "reference": reference }));
+}
