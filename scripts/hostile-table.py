@@ -87,7 +87,7 @@ def main():
     (tmp / "secret.txt").write_text("TOP SECRET")
     config = tmp / "mcpbox.toml"
     plugins = [ROOT / "target/test-plugins/chaos.wasm", ROOT / "target/test-plugins/net.wasm",
-               ROOT / "target/test-plugins/unknown_import.wasm", ROOT / "target/plugins/conformance.wasm",
+               ROOT / "target/test-plugins/unknown_import.wasm", ROOT / "target/test-plugins/conformance.wasm",
                tmp / "garbage.wasm", tmp / "core.wasm"]
     (tmp / "garbage.wasm").write_bytes(b"definitely not wasm")
     (tmp / "core.wasm").write_bytes(b"\0asm\x01\0\0\0")

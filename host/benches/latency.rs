@@ -88,7 +88,7 @@ fn main() {
     let (native, sandboxed, compile) = in_process(false);
     let (_, pooled, _) = in_process(true);
 
-    let mut server = StdioServer::start(&[&chaos, &root.join("target/plugins/conformance.wasm")], &cache);
+    let mut server = StdioServer::start(&[&chaos, &root.join("target/test-plugins/conformance.wasm")], &cache);
     server.round_trip(
         "initialize",
         json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }),
@@ -103,7 +103,7 @@ fn main() {
     }
     let (ping, call) = (stats(ping), stats(call));
 
-    let mut modern = StdioServer::start(&[&chaos, &root.join("target/plugins/conformance.wasm")], &cache);
+    let mut modern = StdioServer::start(&[&chaos, &root.join("target/test-plugins/conformance.wasm")], &cache);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },

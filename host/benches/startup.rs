@@ -67,9 +67,9 @@ fn main() {
     let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
     let root = repo_root();
     let sources: Vec<PathBuf> = [
-        "plugins/fs",
+        "test-plugins/fs",
         "plugins/textstats",
-        "plugins/conformance",
+        "test-plugins/conformance",
         "test-plugins/echo",
         "test-plugins/hello",
         "test-plugins/chaos",

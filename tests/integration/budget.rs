@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn overflow(extra: &[&str]) -> Server {
-    let mut args = vec![fixture("overflow").into_os_string(), plugin("conformance").into_os_string()];
+    let mut args = vec![fixture("overflow").into_os_string(), fixture("conformance").into_os_string()];
     args.extend(extra.iter().map(Into::into));
     let mut server = Server::start(&args);
     server.initialize("2025-06-18", json!({}));

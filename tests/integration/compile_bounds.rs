@@ -25,12 +25,12 @@ fn a_compilation_over_the_time_limit_is_stopped_and_the_others_serve() {
     let cache = temp_dir();
     let cache_arg = cache.path().as_os_str().to_owned();
     // The bystander compiled once within the default bound: remembered, so it loads in process.
-    let status = mcpbox("compile").arg(plugin("conformance")).arg("--cache-dir").arg(&cache_arg).status().unwrap();
+    let status = mcpbox("compile").arg(fixture("conformance")).arg("--cache-dir").arg(&cache_arg).status().unwrap();
     assert!(status.success());
     let slow = slow_to_compile(cache.path());
     let args = [
         slow.into_os_string(),
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         "--cache-dir".into(),
         cache_arg,
         "--compile-timeout".into(),
@@ -55,7 +55,7 @@ fn a_file_over_the_size_limit_is_refused_and_the_others_serve() {
     std::fs::write(&big, vec![0u8; 3 << 20]).unwrap();
     let mut server = Server::start(&[
         big.into_os_string(),
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         "--max-plugin-mib".into(),
         "2".into(),
     ]);
@@ -132,7 +132,7 @@ fn without_its_own_executable_mcpbox_still_loads_new_plugins() {
     let mut server = Server::start_program(&program, &args);
     server.initialize("2025-06-18", json!({}));
     std::fs::remove_file(&program).unwrap();
-    std::fs::copy(plugin("conformance"), plugins.path().join("conformance.wasm")).unwrap();
+    std::fs::copy(fixture("conformance"), plugins.path().join("conformance.wasm")).unwrap();
     assert!(server.wait_for_log("without the time limit", WAIT), "{}", server.stderr());
     assert!(server.wait_for_log("loaded plugin plugin=conformance", WAIT), "{}", server.stderr());
     assert_still_serving(&mut server);

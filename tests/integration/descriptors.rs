@@ -38,7 +38,7 @@ fn descriptors_over_a_limit_or_with_control_characters_are_refused_at_load() {
 
 /// `liar` with the bystander, at `version`.
 fn liar(version: &str) -> Server {
-    let mut server = Server::start(&[fixture("liar"), plugin("conformance")]);
+    let mut server = Server::start(&[fixture("liar"), fixture("conformance")]);
     server.initialize(version, json!({}));
     server
 }

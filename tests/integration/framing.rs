@@ -8,7 +8,7 @@ use crate::common::*;
 
 #[test]
 fn malformed_lines_get_errors_and_the_server_goes_on() {
-    let mut server = Server::start(&[plugin("conformance")]);
+    let mut server = Server::start(&[fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
 
     server.send_raw(b"this is not json\n");
@@ -39,7 +39,7 @@ fn malformed_lines_get_errors_and_the_server_goes_on() {
 
 #[test]
 fn split_and_coalesced_messages_both_work() {
-    let mut server = Server::start(&[plugin("conformance")]);
+    let mut server = Server::start(&[fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
     let message =
         br#"{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"conformance.test_simple_text"}}"#;
@@ -70,7 +70,7 @@ fn split_and_coalesced_messages_both_work() {
 #[test]
 fn an_oversized_line_gets_an_error_not_a_hang() {
     let mut server =
-        Server::start(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
+        Server::start(&[fixture("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
     server.initialize("2025-06-18", json!({}));
     let huge = json!({ "jsonrpc": "2.0", "id": "big", "method": "tools/call",
         "params": { "name": "conformance.test_simple_text", "arguments": { "pad": "x".repeat(100_000) } } });
@@ -85,7 +85,7 @@ fn an_oversized_line_gets_an_error_not_a_hang() {
 
 #[test]
 fn end_of_input_ends_the_process_cleanly() {
-    let mut server = Server::start(&[plugin("conformance")]);
+    let mut server = Server::start(&[fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
     server.close_stdin();
     let status = server.wait_exit(Duration::from_secs(20)).expect("mcpbox did not exit at end of input");

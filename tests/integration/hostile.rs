@@ -30,7 +30,7 @@ fn memory_grow_to_the_maximum_at_once_is_refused() {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n[plugin.chaos]\nmemory_mib = 64\n",
         fixture("chaos"),
-        plugin("conformance")
+        fixture("conformance")
     ));
     let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
@@ -76,7 +76,7 @@ fn log_bytes_count_against_the_output_limit() {
 #[test]
 fn the_host_environment_stays_out() {
     let mut server = Server::start_with_env(
-        &[fixture("chaos").into_os_string(), plugin("conformance").into_os_string()],
+        &[fixture("chaos").into_os_string(), fixture("conformance").into_os_string()],
         &[("MCPBOX_TEST_SECRET", "hunter2")],
     );
     server.initialize("2025-06-18", json!({}));
@@ -247,7 +247,7 @@ fn a_thousand_concurrent_calls_to_a_slow_plugin() {
 
 #[test]
 fn a_plugin_importing_an_unknown_interface_is_refused_unless_stubbed() {
-    let mut server = Server::start(&[fixture("unknown_import"), plugin("conformance")]);
+    let mut server = Server::start(&[fixture("unknown_import"), fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
     assert!(server.wait_for_log("test:unknown-import/shell", WAIT), "{}", server.stderr());
     assert!(server.stderr().contains("stub_ungranted = true"), "the error says how to link it anyway");
@@ -258,7 +258,7 @@ fn a_plugin_importing_an_unknown_interface_is_refused_unless_stubbed() {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n[plugin.unknown_import]\nstub_ungranted = true\n",
         fixture("unknown_import"),
-        plugin("conformance")
+        fixture("conformance")
     ));
     let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));

@@ -71,7 +71,7 @@ fn session_headers(session: &str) -> [(&'static str, &str); 2] {
 
 #[tokio::test]
 async fn legacy_sessions_and_every_status_code() {
-    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let (_server, url) = Server::start_http(&[fixture("conformance")]);
     let session = open_session(&url).await;
     assert!(session.len() >= 32, "session ids are long random tokens: {session}");
     let other = open_session(&url).await;
@@ -104,7 +104,7 @@ async fn legacy_sessions_and_every_status_code() {
 #[tokio::test]
 async fn foreign_origins_hosts_and_oversized_bodies_are_refused() {
     let (_server, url) =
-        Server::start_http(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
+        Server::start_http(&[fixture("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
     let client = reqwest::Client::new();
     let health = client.get(url.replace("/mcp", "/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
@@ -123,7 +123,7 @@ async fn foreign_origins_hosts_and_oversized_bodies_are_refused() {
 #[tokio::test]
 async fn an_allowed_origin_is_accepted() {
     let (_server, url) = Server::start_http(&[
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         "--allow-origin".into(),
         "https://app.example.com:443".into(),
     ]);
@@ -137,7 +137,7 @@ async fn bearer_auth_guards_the_endpoint_in_constant_time() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "s3cret-token\n").unwrap();
     let (_server, url) =
-        Server::start_http(&[plugin("conformance").into_os_string(), "--auth-token-file".into(), token_file.into()]);
+        Server::start_http(&[fixture("conformance").into_os_string(), "--auth-token-file".into(), token_file.into()]);
     let missing = post(&url, &initialize_body(), &[]).await;
     assert_eq!(missing.status(), 401);
     assert!(missing.headers().get("www-authenticate").unwrap().to_str().unwrap().starts_with("Bearer"));
@@ -149,7 +149,7 @@ async fn bearer_auth_guards_the_endpoint_in_constant_time() {
 
 #[tokio::test]
 async fn notifications_stream_before_the_result() {
-    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let (_server, url) = Server::start_http(&[fixture("conformance")]);
     let session = open_session(&url).await;
     let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": { "name": "conformance.test_tool_with_progress", "_meta": { "progressToken": "p" } } });
@@ -167,7 +167,7 @@ async fn notifications_stream_before_the_result() {
 
 #[tokio::test]
 async fn modern_requests_are_stateless_and_headers_must_match_the_body() {
-    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let (_server, url) = Server::start_http(&[fixture("conformance")]);
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": modern_meta() } });
     let modern_headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
     let response = post(&url, &list, &modern_headers).await;
@@ -209,7 +209,7 @@ async fn modern_requests_are_stateless_and_headers_must_match_the_body() {
 /// as cancellation; those clients send `notifications/cancelled`.)
 #[tokio::test]
 async fn a_modern_client_that_disconnects_cancels_its_guest_and_slow_plugins_delay_nobody() {
-    let (server, url) = Server::start_http(&[fixture("chaos"), plugin("conformance")]);
+    let (server, url) = Server::start_http(&[fixture("chaos"), fixture("conformance")]);
     let spin = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "chaos.spin", "arguments": { "ms": 120000 }, "_meta": modern_meta() } });
     // A raw socket, so that "disconnect" means exactly closing the connection.
@@ -317,7 +317,7 @@ fn conformance_setup(version: &str) -> (String, String, Server, String, (ConfigF
     for dir in [&source, &spare, &extra] {
         std::fs::create_dir_all(dir).unwrap();
     }
-    std::fs::copy(plugin("conformance"), source.join("conformance.wasm")).unwrap();
+    std::fs::copy(fixture("conformance"), source.join("conformance.wasm")).unwrap();
     std::fs::copy(fixture("hello"), spare.join("hello.wasm")).unwrap();
     let config = ConfigFile::new(&format!(
         "plugins = [{source:?}, {extra:?}]\n\n[plugin.conformance]\nprefix = \"\"\n\n\
@@ -383,7 +383,7 @@ fn python_sdk_over_http_in_both_eras_with_per_session_roots() {
     }
     std::fs::write(allowed.path().join("notes.txt"), "one two two\n").unwrap();
     let (_server, url) =
-        Server::start_http(&[guests().join("plugins").into_os_string(), "--root".into(), allowed.path().into()]);
+        Server::start_http(&[guests().join("test-set").into_os_string(), "--root".into(), allowed.path().into()]);
     let script = repo_root().join("tests/clients/python_sdk_client.py");
     let root_name = allowed.path().file_name().unwrap().to_str().unwrap().to_owned();
     let run = |args: &[&str]| {
@@ -420,7 +420,7 @@ fn python_sdk_over_http_in_both_eras_with_per_session_roots() {
 /// stream mid-call reconnects with `Last-Event-ID` and gets the rest, result included.
 #[tokio::test]
 async fn a_lost_stream_resumes_from_last_event_id() {
-    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let (_server, url) = Server::start_http(&[fixture("conformance")]);
     let session = open_session(&url).await;
     let call = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call",
         "params": { "name": "conformance.test_tool_with_progress", "_meta": { "progressToken": "r" } } });

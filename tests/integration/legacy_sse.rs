@@ -99,7 +99,7 @@ fn initialize() -> Value {
 
 #[tokio::test]
 async fn the_legacy_transport_is_off_unless_turned_on() {
-    let (_server, url) = Server::start_http(&[plugin("conformance")]);
+    let (_server, url) = Server::start_http(&[fixture("conformance")]);
     let response = reqwest::get(format!("{}/sse", base(&url))).await.unwrap();
     assert_eq!(response.status(), 404);
 }
@@ -107,7 +107,7 @@ async fn the_legacy_transport_is_off_unless_turned_on() {
 #[tokio::test]
 async fn an_old_client_is_served_and_every_bad_post_gets_its_refusal() {
     let (server, url) = Server::start_http(&[
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         fixture("chaos").into_os_string(),
         "--legacy-sse".into(),
         "--max-message-bytes".into(),
@@ -196,7 +196,7 @@ async fn the_legacy_transport_needs_the_bearer_token() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "s3cret-token\n").unwrap();
     let (_server, url) = Server::start_http(&[
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         "--legacy-sse".into(),
         "--auth-token-file".into(),
         token_file.into(),

@@ -40,7 +40,7 @@ fn absurd_limits_in_the_config_name_file_line_and_key() {
 #[test]
 fn a_maximal_page_size_with_a_forged_cursor_is_answered() {
     let mut server =
-        Server::start(&[plugin("conformance").into_os_string(), "--page-size".into(), usize::MAX.to_string().into()]);
+        Server::start(&[fixture("conformance").into_os_string(), "--page-size".into(), usize::MAX.to_string().into()]);
     server.initialize("2025-06-18", json!({}));
     let all = server.result("tools/list", json!({}));
     assert!(all["nextCursor"].is_null(), "one page holds everything: {all}");

@@ -9,7 +9,7 @@ use crate::common::*;
 #[test]
 fn a_bad_plugin_is_reported_by_name_and_the_others_load() {
     let dir = temp_dir();
-    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), dir.path().join("fs.wasm")).unwrap();
     std::fs::write(dir.path().join("garbage.wasm"), b"definitely not wasm").unwrap();
     // A minimal core module: magic and version only.
     std::fs::write(dir.path().join("core.wasm"), b"\0asm\x01\0\0\0").unwrap();
@@ -27,8 +27,8 @@ fn a_bad_plugin_is_reported_by_name_and_the_others_load() {
 fn a_name_collision_names_both_plugins() {
     let a = temp_dir();
     let b = temp_dir();
-    std::fs::copy(plugin("fs"), a.path().join("fs.wasm")).unwrap();
-    std::fs::copy(plugin("fs"), b.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), a.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), b.path().join("fs.wasm")).unwrap();
     std::fs::copy(fixture("hello"), b.path().join("hello.wasm")).unwrap();
     let mut server = Server::start(&[a.path(), b.path()]);
     server.initialize("2025-06-18", json!({}));
@@ -73,7 +73,7 @@ fn a_bad_config_names_file_line_and_key() {
 
 #[test]
 fn inspect_shows_exports_imports_and_descriptors() {
-    let output = mcpbox("inspect").args(["--json"]).arg(plugin("conformance")).output().unwrap();
+    let output = mcpbox("inspect").args(["--json"]).arg(fixture("conformance")).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let description: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(description["exports"].as_array().unwrap().contains(&json!("mcpbox:plugin/tools@0.1.1")));
@@ -98,7 +98,7 @@ fn inspect_shows_exports_imports_and_descriptors() {
 #[test]
 fn check_prints_a_table_and_fails_on_any_problem() {
     let dir = temp_dir();
-    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), dir.path().join("fs.wasm")).unwrap();
     let run = |args: &[&std::ffi::OsStr]| mcpbox("check").args(args).output().unwrap();
     let good = run(&[dir.path().as_os_str(), "--root".as_ref(), dir.path().as_os_str()]);
     let table = String::from_utf8_lossy(&good.stdout);
@@ -143,7 +143,7 @@ fn check_prints_a_table_and_fails_on_any_problem() {
 #[test]
 fn compile_fills_the_cache_ahead_of_time() {
     let dir = temp_dir();
-    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), dir.path().join("fs.wasm")).unwrap();
     std::fs::copy(fixture("hello"), dir.path().join("hello.wasm")).unwrap();
     let cache = temp_dir();
     let compile = mcpbox("compile").arg(dir.path()).env("MCPBOX_CACHE_DIR", cache.path()).output().unwrap();
@@ -161,7 +161,7 @@ fn compile_fills_the_cache_ahead_of_time() {
 
 #[test]
 fn the_config_selects_and_excludes_tools() {
-    let fs = plugin("fs").display().to_string();
+    let fs = fixture("fs").display().to_string();
     let chaos = fixture("chaos").display().to_string();
     let config = ConfigFile::new(&format!(
         "plugins = [{fs:?}, {chaos:?}]\n\n[plugin.fs]\nexclude_tools = [\"write_file\"]\n\n\
@@ -191,7 +191,7 @@ fn the_config_selects_and_excludes_tools() {
 #[test]
 fn per_plugin_limits_and_concurrency_slots() {
     let chaos = fixture("chaos").display().to_string();
-    let conformance = plugin("conformance").display().to_string();
+    let conformance = fixture("conformance").display().to_string();
     let config = ConfigFile::new(&format!(
         "plugins = [{chaos:?}, {conformance:?}]\n\n[plugin.chaos]\ntimeout_ms = 5000\nmemory_mib = 32\n\
          max_output_mib = 1\nmax_concurrency = 2\n"

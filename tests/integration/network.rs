@@ -62,7 +62,7 @@ fn serve(policy: &str) -> (Server, ConfigFile) {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n[plugin.net]\n{policy}\n",
         fixture("net"),
-        plugin("conformance")
+        fixture("conformance")
     ));
     let mut server = config.serve();
     server.initialize("2025-06-18", json!({}));
@@ -80,7 +80,7 @@ fn assert_refused(result: &Value, code: &str) {
 
 #[test]
 fn a_plugin_importing_wasi_http_needs_a_grant_to_load() {
-    let mut server = Server::start(&[fixture("net"), plugin("conformance")]);
+    let mut server = Server::start(&[fixture("net"), fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
     assert!(server.wait_for_log("has no network grant", WAIT), "{}", server.stderr());
     let log = server.stderr();
@@ -287,7 +287,7 @@ fn every_special_purpose_address_is_refused_when_a_name_resolves_to_it() {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n[plugin.net]\nnetwork = [\"http://*.test\"]\n",
         fixture("net"),
-        plugin("conformance")
+        fixture("conformance")
     ));
     let [flag, path] = config.args();
     let mut server = Server::start_isolated(&hosts, &[flag, path]);

@@ -21,7 +21,7 @@ fn serve_beside_fs(sections: &str, squatters: &[&str]) -> (Guards, Server, Strin
     for squatter in squatters {
         std::fs::copy(fixture("squatter"), dir.path().join(format!("{squatter}.wasm"))).unwrap();
     }
-    std::fs::copy(plugin("fs"), dir.path().join("fs.wasm")).unwrap();
+    std::fs::copy(fixture("fs"), dir.path().join("fs.wasm")).unwrap();
     let config =
         ConfigFile::new(&format!("plugins = [{:?}]\n[[roots]]\npath = {:?}\n{sections}", dir.path(), root.path()));
     let mut server = config.serve();
@@ -98,7 +98,7 @@ fn a_plugin_earlier_in_file_order_cannot_answer_reads_of_another_plugins_resourc
     // whose `test://static-text` it neither lists nor matches with its template.
     let dir = temp_dir();
     std::fs::copy(fixture("squatter"), dir.path().join("aaa.wasm")).unwrap();
-    std::fs::copy(plugin("conformance"), dir.path().join("conformance.wasm")).unwrap();
+    std::fs::copy(fixture("conformance"), dir.path().join("conformance.wasm")).unwrap();
     let mut server = Server::start(&[dir.path()]);
     server.initialize("2025-06-18", json!({}));
     let read = server.result("resources/read", json!({ "uri": "test://static-text" }));

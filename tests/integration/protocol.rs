@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn conformance_server() -> Server {
-    Server::start(&[plugin("conformance")])
+    Server::start(&[fixture("conformance")])
 }
 
 #[test]
@@ -237,11 +237,11 @@ fn modern_stateless_requests_work_without_initialize() {
 #[test]
 fn pagination_is_stateless_and_survives_a_restart() {
     let args =
-        [plugin("conformance").into_os_string(), fixture("chaos").into_os_string(), "--page-size".into(), "4".into()];
+        [fixture("conformance").into_os_string(), fixture("chaos").into_os_string(), "--page-size".into(), "4".into()];
     let mut first = Server::start(&args);
     first.initialize("2025-06-18", json!({}));
     let all: Vec<Value> = {
-        let mut unpaged = Server::start(&[plugin("conformance"), fixture("chaos")]);
+        let mut unpaged = Server::start(&[fixture("conformance"), fixture("chaos")]);
         unpaged.initialize("2025-06-18", json!({}));
         unpaged.result("tools/list", json!({}))["tools"].as_array().unwrap().clone()
     };

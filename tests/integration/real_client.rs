@@ -15,8 +15,8 @@ fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"));
     command
         .arg("serve")
-        .arg(plugin("fs"))
-        .arg(plugin("conformance"))
+        .arg(fixture("fs"))
+        .arg(fixture("conformance"))
         .arg(plugin("textstats"))
         .arg("--root")
         .arg(root)
@@ -94,7 +94,7 @@ fn python_sdk_client_in_both_eras() {
             .arg(repo_root().join("tests/clients/python_sdk_client.py"))
             .arg("stdio")
             .arg(env!("CARGO_BIN_EXE_mcpbox"))
-            .arg(guests().join("plugins"))
+            .arg(guests().join("test-set"))
             .arg(dir.path())
             .arg(era)
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))

@@ -130,3 +130,56 @@ fn sequential_thinking_matches_the_reference_server() {
     let reference = node_server(&node, &servers, "server-sequential-thinking", &[]);
     compare("sequential-thinking", dir.path(), &section, &[], json!({ "reference": reference }));
 }
+
+/// What `scripts/run.sh` serves (the bundled config, the current directory granted), to the
+/// official Python SDK: a tool of each bundled plugin answers, with a fresh `HOME` whose data
+/// directories the config creates.
+#[test]
+fn the_bundled_set_serves_every_plugin_to_the_python_sdk() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("notes.txt"), "one\ntwo").unwrap();
+    let script = r#"
+import asyncio, os, sys
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main(mcpbox, config, project):
+    server = StdioServerParameters(command=mcpbox, args=["serve", "--config", config, "--root", project], env=dict(os.environ))
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        calls = [
+            ("filesystem.read_text_file", {"path": os.path.join(project, "notes.txt"), "tail": 1}),
+            ("memory.create_entities", {"entities": [{"name": "mcpbox", "entityType": "server", "observations": ["bundled"]}]}),
+            ("memory.search_nodes", {"query": "bundled"}),
+            ("time.convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}),
+            ("sequential-thinking.sequentialthinking", {"thought": "t", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False}),
+            ("textstats.sha256", {"path": "notes.txt"}),
+        ]
+        for name, arguments in calls:
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, (name, result.content)
+            print(name, (result.structured_content or {}).get("content") or result.content[0].text[:80].replace("\n", " "))
+
+asyncio.run(main(*sys.argv[1:]))
+"#;
+    let output = Command::new(crate::common::python_sdk())
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_mcpbox"))
+        .arg(crate::common::guests().join("plugins/mcpbox.toml"))
+        .arg(&project)
+        .env("HOME", home.path())
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("filesystem.read_text_file two"), "{stdout}");
+    assert!(stdout.contains("time.convert_time"), "{stdout}");
+    // The memory graph went to the per-user data directory the config names.
+    let graph = std::fs::read_to_string(home.path().join(".local/share/mcpbox/memory/memory.jsonl")).unwrap();
+    assert!(graph.contains("\"name\":\"mcpbox\""), "{graph}");
+    assert!(home.path().join(".local/share/mcpbox/sequential-thinking/history.json").exists());
+}

@@ -140,7 +140,7 @@ fn subscribers_hear_when_a_plugin_changes_a_resource() {
     let dir = temp_dir();
     let name = dir.path().file_name().unwrap().to_str().unwrap().to_owned();
     let watched = format!("file:///roots/{name}/watched.txt");
-    let mut server = Server::start(&[plugin("fs").as_os_str(), "--root-rw".as_ref(), dir.path().as_os_str()]);
+    let mut server = Server::start(&[fixture("fs").as_os_str(), "--root-rw".as_ref(), dir.path().as_os_str()]);
     server.initialize("2025-06-18", json!({}));
     server.result("resources/subscribe", json!({ "uri": watched }));
     let write = |server: &mut Server, file: &str| {

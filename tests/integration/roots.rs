@@ -36,7 +36,7 @@ fn client_roots_select_inside_the_allowed_directories_and_follow_changes() {
 
     let mut server = Server::start(&[
         fixture("chaos").into_os_string(),
-        plugin("fs").into_os_string(),
+        fixture("fs").into_os_string(),
         "--root-rw".into(),
         allowed.path().into(),
     ]);
@@ -113,7 +113,7 @@ fn each_plugin_gets_the_directories_its_config_grants() {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n\n[plugin.chaos]\nroots = false\n\n[[plugin.chaos.dirs]]\npath = {:?}\nname = \"data\"\nwritable = true\nwithin_client_roots = true\n",
         fixture("chaos"),
-        plugin("fs"),
+        fixture("fs"),
         data.path()
     ));
     let mut args: Vec<std::ffi::OsString> = config.args().iter().map(Into::into).collect();

@@ -86,7 +86,7 @@ fn a_plugin_that_keeps_its_state_does_its_side_effect_once() {
 
 #[test]
 fn plugins_choose_their_keys_and_ask_several_questions_in_one_round() {
-    let mut server = Server::start(&[plugin("conformance")]);
+    let mut server = Server::start(&[fixture("conformance")]);
     let first = server
         .call("tools/call", call("conformance.test_input_required_result_multiple_inputs", json!({}), None, None));
     assert_eq!(keys(&first["result"]), ["client_roots", "greeting", "user_name"]);
@@ -227,7 +227,7 @@ fn the_python_sdk_completes_a_call_that_asks_across_two_rounds() {
 /// their answers.
 #[test]
 fn legacy_sessions_get_each_question_of_an_ask_as_a_request() {
-    let mut server = Server::start(&[plugin("conformance")]);
+    let mut server = Server::start(&[fixture("conformance")]);
     server.initialize("2025-11-25", json!({ "elicitation": {}, "roots": {} }));
     let id = server.fresh_id();
     server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",

@@ -151,7 +151,7 @@ fn the_filesystem_is_exactly_the_grants() {
 
     let mut server = Server::start(&[
         fixture("chaos").into_os_string(),
-        plugin("fs").into_os_string(),
+        fixture("fs").into_os_string(),
         "--root".into(),
         granted.clone().into_os_string(),
         "--root-rw".into(),

@@ -13,7 +13,7 @@ fn serve() -> (tempfile::TempDir, Server, String) {
     let root = temp_dir();
     std::fs::write(root.path().join("notes.txt"), "one two two\n").unwrap();
     let (server, url) = Server::start_http(&[
-        guests().join("plugins").into_os_string(),
+        guests().join("test-set").into_os_string(),
         "--root".into(),
         root.path().into(),
         "--legacy-sse".into(),

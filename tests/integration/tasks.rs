@@ -16,7 +16,7 @@ const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// The conformance plugin (unprefixed) with `policy` as its `[plugin.conformance.tasks.*]`.
 fn config(policy: &str) -> ConfigFile {
-    let plugin = plugin("conformance");
+    let plugin = fixture("conformance");
     ConfigFile::new(&format!("plugins = [{plugin:?}]\n\n[plugin.conformance]\nprefix = \"\"\n\n{policy}"))
 }
 

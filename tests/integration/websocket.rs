@@ -97,7 +97,7 @@ fn call(id: i64, name: &str, arguments: Value) -> Value {
 async fn sixty_four_calls_in_flight_on_one_socket_are_all_answered_as_they_finish_in_both_eras() {
     let (server, url) = Server::start_http(&[
         fixture("chaos").into_os_string(),
-        plugin("conformance").into_os_string(),
+        fixture("conformance").into_os_string(),
         "--timeout".into(),
         "120".into(),
     ]);
@@ -166,7 +166,7 @@ async fn sixty_four_calls_in_flight_on_one_socket_are_all_answered_as_they_finis
 #[tokio::test]
 async fn hostile_websocket_input_gets_its_refusal_and_the_server_serves_on() {
     let (server, url) =
-        Server::start_http(&[plugin("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
+        Server::start_http(&[fixture("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
     let ws = ws_url(&url);
     let mut socket = connect(&ws, &[]).await.unwrap();
     initialize(&mut socket).await;
@@ -232,7 +232,7 @@ async fn a_bearer_token_is_checked_before_the_upgrade_and_never_taken_from_the_q
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "s3cret-token\n").unwrap();
     let (_server, url) =
-        Server::start_http(&[plugin("conformance").into_os_string(), "--auth-token-file".into(), token_file.into()]);
+        Server::start_http(&[fixture("conformance").into_os_string(), "--auth-token-file".into(), token_file.into()]);
     let ws = ws_url(&url);
     let refused = |result: Result<Socket, tungstenite::Error>| match result {
         Err(tungstenite::Error::Http(response)) => response.status().as_u16(),

@@ -33,12 +33,12 @@ pub fn guests() -> &'static Path {
     })
 }
 
-/// A bundled plugin (`fs`, `conformance`, `textstats`).
+/// A bundled plugin (`filesystem`, `memory`, `time`, `sequential-thinking`, `textstats`).
 pub fn plugin(name: &str) -> PathBuf {
     guests().join("plugins").join(format!("{name}.wasm"))
 }
 
-/// A test fixture (`chaos`, `tools_only`, `hello`).
+/// A test fixture (`fs`, `conformance`, `chaos`, `tools_only`, `hello`).
 pub fn fixture(name: &str) -> PathBuf {
     guests().join("test-plugins").join(format!("{name}.wasm"))
 }
@@ -359,7 +359,7 @@ pub fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
 /// The chaos fixture beside the conformance plugin (a bystander that must keep answering),
 /// initialized; `extra` are more `serve` arguments.
 pub fn chaos(extra: &[&str]) -> Server {
-    let mut args = vec![fixture("chaos").into_os_string(), plugin("conformance").into_os_string()];
+    let mut args = vec![fixture("chaos").into_os_string(), fixture("conformance").into_os_string()];
     args.extend(extra.iter().map(Into::into));
     let mut server = Server::start(&args);
     server.initialize("2025-06-18", json!({}));

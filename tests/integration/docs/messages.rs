@@ -117,13 +117,13 @@ fn loading_messages() -> Vec<String> {
             Some("plugins = [\"x.wasm\"]\n[plugin.x]\nenv = { BAD = \"long-description\" }\n"),
         ),
         check(
-            &[("fs.wasm", &plugin("fs"))],
+            &[("fs.wasm", &fixture("fs"))],
             Some("plugins = [\"fs.wasm\"]\n[plugin.fs]\nexclude_tools = [\"wirte_file\"]\n"),
         ),
         check(&[("a.wasm", &echo), ("other/a.wasm", &echo)], Some("plugins = [\"a.wasm\", \"other/a.wasm\"]\n")),
         check(&[("x.wasm", &echo), ("y.wasm", &echo)], Some("plugins = [\".\"]\n[plugin.y]\nprefix = \"x.\"\n")),
         check(
-            &[("fs.wasm", &plugin("fs")), ("squatter.wasm", &fixture("squatter"))],
+            &[("fs.wasm", &fixture("fs")), ("squatter.wasm", &fixture("squatter"))],
             Some("plugins = [\".\"]\n[plugin.squatter]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n"),
         ),
         check(&[], Some("plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n")),
@@ -141,7 +141,7 @@ fn loading_messages() -> Vec<String> {
 fn bounded_compile_message() -> String {
     let cache = temp_dir();
     let output = mcpbox("check")
-        .arg(plugin("fs"))
+        .arg(fixture("fs"))
         .arg("--cache-dir")
         .arg(cache.path())
         .arg("--compile-timeout")

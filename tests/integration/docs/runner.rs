@@ -51,6 +51,7 @@ impl Workspace {
         std::os::unix::fs::symlink(mcpbox, bin.join("mcpbox")).unwrap();
         std::os::unix::fs::symlink(mcpbox, dir.path().join("target/release/mcpbox")).unwrap();
         std::os::unix::fs::symlink(root.join("target/plugins"), dir.path().join("target/plugins")).unwrap();
+        std::os::unix::fs::symlink(root.join("target/test-plugins"), dir.path().join("target/test-plugins")).unwrap();
         // Where rustup's toolchain is out of reach, guests build with Debian's rustc (see
         // scripts/setup-wasm-toolchain.sh); `cargo` here is the one that can.
         let route = std::fs::read_to_string(root.join(".tools/wasm-toolchain")).unwrap_or_default();
