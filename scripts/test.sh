@@ -15,7 +15,7 @@ fi
 # The SDK's and the bundled plugins' unit tests and rustdoc examples, compiled and run for the
 # host's target (they build Plugins and schemas; the WIT imports a call would use exist only
 # inside a component).
-cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk -p filesystem -p memory -p time -p sequential-thinking
+cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk -p filesystem -p memory -p time -p sequential-thinking -p fetch
 cargo test --workspace
 # Every protection in SECURITY.md switched off in turn must make its guarding tests fail.
 python3 scripts/check-protections.py

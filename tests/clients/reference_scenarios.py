@@ -275,4 +275,173 @@ class Filesystem(Scenario):
         return normalize
 
 
-SCENARIOS = {"filesystem": Filesystem, "time": Time, "sequential-thinking": Thinking, "memory": Memory}
+ARTICLE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Sandboxing MCP tools</title>
+<style>body { font-family: sans-serif; }</style><script>window.analytics = {};</script>
+<link rel="stylesheet" href="/site.css"></head>
+<body class="post">
+<header><nav><a href="/">Home</a> | <a href="/blog">Blog</a></nav><div class="brand">The <span>Example</span> Blog</div></header>
+<main><article>
+<h1>Why sandbox <em>your</em> tools?</h1>
+<p class="lede">Every MCP server you install runs with <strong>all</strong> of your rights: it can read
+<code>~/.ssh/id_ed25519</code>, talk to <a href="http://169.254.169.254/">the metadata service</a>, and
+write anywhere under <code>$HOME</code>.</p>
+<p>A WebAssembly component sees only what it is <i>granted</i>. Think of it as a
+<abbr title="capability">cap</abbr>-based process_model with *no* ambient authority.</p>
+<h2>What a grant looks like</h2>
+<ul>
+  <li>Directories, each read-only unless <b>writable</b>
+    <ul><li>mounted at <code>/roots/&lt;name&gt;</code></li><li>or at their host path</li></ul>
+  </li>
+  <li>Hosts on the network, public addresses only</li>
+  <li>Environment variables, one by one</li>
+</ul>
+<ol start="3"><li>Compile once</li><li>Cache</li><li>Run each call in a fresh instance</li></ol>
+<blockquote><p>Deny by default.</p><p>Grant by name.</p></blockquote>
+<pre><code>mcpbox serve --config plugins.toml \
+    --root ~/project</code></pre>
+<figure><img src="/diagram.png" alt="diagram"><figcaption>Figure 1: the call path</figcaption></figure>
+<h3>Footnotes</h3>
+<p>H<sub>2</sub>O and E = mc<sup>2</sup>, as Einstein said: <q>imagination is more important</q>.</p>
+</article></main>
+<footer><p>&copy; 2026 Example &mdash; all rights reserved</p></footer>
+</body></html>
+"""
+
+DOCS = """<!DOCTYPE html>
+<html><head><title>API reference</title></head><body>
+<div id="content"><section>
+<h2>Options</h2>
+<table>
+  <thead><tr><th>Key</th><th>Type</th><th>Default</th></tr></thead>
+  <tbody>
+    <tr><td><code>timeout_ms</code></td><td>integer</td><td>30000</td></tr>
+    <tr><td><code>memory_mib</code></td><td>integer</td><td>256</td></tr>
+    <tr><td colspan="2">both limits together</td><td>-</td></tr>
+  </tbody>
+</table>
+<table><tr><td>no</td><td>header</td></tr><tr><td>second</td><td>row</td></tr></table>
+<dl><dt>prefix</dt><dd>Put before every name.</dd><dt>roots</dt><dd>Whether the plugin sees the shared roots.
+It defaults to true.</dd></dl>
+<h4>Limits_and_more</h4>
+<p>Line one<br>line two<br><br>A new paragraph after two breaks.</p>
+<hr>
+<p>After the rule.</p>
+</section></div>
+</body></html>
+"""
+
+NEWS = """<!DOCTYPE html>
+<html><head><title>News</title></head><body>
+<div class="wrapper"><div class="inner">
+Bare text in a div, before any paragraph.
+<div><span>Nested</span> <span>spans</span> &amp; entities&nbsp;here &mdash; and a \uFB01ne ligature, \u2460 and caf\u00e9.</div>
+<aside><p>Related: <a href="/other">another story</a></p></aside>
+<section><h2>Breaking</h2><p>First line.<br>Second line.<br><br><br>Third, after three breaks.</p></section>
+<p>Emoji \U0001F600 survive; so does \u00a0non-breaking\u00a0space.</p>
+<custom-widget><p>Unknown elements keep their text.</p></custom-widget>
+<font color="red">Old font tag text.</font>
+</div></div>
+</body></html>
+"""
+
+FORMS = """<!DOCTYPE html>
+<html><head><title>Sign up</title><noscript>Enable JavaScript</noscript></head><body>
+<form action="/signup"><label>Name <input name="n"></label><button>Go</button><select><option>A</option></select></form>
+<iframe src="/ad"></iframe><svg><text>vector</text></svg><template><p>hidden</p></template>
+<details><summary>More</summary><p>Folded text.</p></details>
+<p>The only paragraph that remains.</p>
+<canvas>no canvas</canvas><video src="/v.mp4">video fallback</video>
+</body></html>
+"""
+
+LIST = "<!DOCTYPE html><html><body><h1>Items</h1><ul>" + "".join(
+    f"<li>Item number {n}: {'lorem ipsum ' * (n % 4 + 1)}</li>" for n in range(1, 120)
+) + "</ul></body></html>"
+
+PAGES = {
+    "/article.html": ("text/html; charset=utf-8", ARTICLE),
+    "/docs.html": ("text/html", DOCS),
+    "/news.html": ("text/html; charset=utf-8", NEWS),
+    "/forms.html": ("text/html", FORMS),
+    "/list.html": ("text/html", LIST),
+    "/scripts-only.html": ("text/html", "<html><head><script>a()</script></head><body><script>b()</script></body></html>"),
+    "/notes.txt": ("text/plain; charset=utf-8", "Plain text notes.\n\n* not markdown\n"),
+    "/data.json": ("application/json", '{"a": 1, "b": [true, null]}'),
+    "/no-type": ("", "<p>untyped but <b>html</b></p>"),
+    "/private/secret.html": ("text/html", "<p>secret</p>"),
+    "/robots.txt": ("text/plain", "# the test site\nUser-agent: *\nDisallow: /private/\n"),
+}
+
+
+class Fetch(Scenario):
+    """The fetch tool against a web server on loopback (this process), both servers allowed to
+    reach private addresses for this test only: the pages above (articles, documentation,
+    tables, lists, forms, entities, plain text, JSON) as Markdown, `max_length`, `start_index`
+    and `raw`, redirects, a robots.txt that forbids a path, a missing page."""
+
+    def prepare(self):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                path = self.path
+                if path.startswith("/redirect"):
+                    self.send_response(302)
+                    self.send_header("Location", "/article.html")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if path not in PAGES:
+                    self.send_error(404)
+                    return
+                content_type, body = PAGES[path]
+                data = body.encode("utf-8")
+                self.send_response(200)
+                if content_type:
+                    self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def calls(self, side):
+        page = lambda path, **extra: {"tool": "fetch", "arguments": {"url": self.base + path, **extra}}
+        return [
+            page("/article.html"),
+            page("/docs.html"),
+            page("/news.html"),
+            page("/forms.html"),
+            page("/list.html"),
+            page("/scripts-only.html"),
+            page("/notes.txt"),
+            page("/data.json"),
+            page("/no-type"),
+            page("/article.html", raw=True),
+            page("/list.html", max_length=700),
+            page("/list.html", max_length=700, start_index=700),
+            page("/list.html", start_index=4000, max_length=999999),
+            page("/list.html", start_index=10**6),
+            page("/redirect"),
+            page("/private/secret.html"),
+            page("/missing.html"),
+            {**page("/article.html", max_length=0), "same_error_kind": True},
+            {**page("/article.html", start_index=-1), "same_error_kind": True},
+            {**page("/article.html", raw="yes"), "same_error_kind": True},
+            {"tool": "fetch", "arguments": {"url": "not a url"}, "same_error_kind": True},
+            {"tool": "fetch", "arguments": {}, "same_error_kind": True},
+        ]
+
+    def normalizer(self, side):
+        # Two runs, one server: the port is the same; nothing to rewrite.
+        return lambda result: result
+
+
+SCENARIOS = {"fetch": Fetch, "filesystem": Filesystem, "time": Time, "sequential-thinking": Thinking, "memory": Memory}

@@ -131,9 +131,9 @@ fn sequential_thinking_matches_the_reference_server() {
     compare("sequential-thinking", dir.path(), &section, &[], json!({ "reference": reference }));
 }
 
-/// What `scripts/run.sh` serves (the bundled config, the current directory granted), to the
-/// official Python SDK: a tool of each bundled plugin answers, with a fresh `HOME` whose data
-/// directories the config creates.
+/// What `scripts/run.sh` serves (the bundled config, the current directory granted; fetch
+/// granted the network as the README shows), to the official Python SDK: a tool of each
+/// bundled plugin answers, with a fresh `HOME` whose data directories the config creates.
 #[test]
 fn the_bundled_set_serves_every_plugin_to_the_python_sdk() {
     let home = tempfile::tempdir().unwrap();
@@ -145,7 +145,7 @@ import asyncio, os, sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-async def main(mcpbox, config, project):
+async def main(mcpbox, config, project, url):
     server = StdioServerParameters(command=mcpbox, args=["serve", "--config", config, "--root", project], env=dict(os.environ))
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -156,6 +156,7 @@ async def main(mcpbox, config, project):
             ("time.convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}),
             ("sequential-thinking.sequentialthinking", {"thought": "t", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False}),
             ("textstats.sha256", {"path": "notes.txt"}),
+            ("fetch.fetch", {"url": url}),
         ]
         for name, arguments in calls:
             result = await session.call_tool(name, arguments)
@@ -164,12 +165,44 @@ async def main(mcpbox, config, project):
 
 asyncio.run(main(*sys.argv[1:]))
 "#;
+    // The bundled config, with fetch granted the network as the README shows, plus private
+    // addresses for the page this test serves on loopback.
+    let bundled = crate::common::guests().join("plugins");
+    let config = std::fs::read_to_string(bundled.join("mcpbox.toml"))
+        .unwrap()
+        .replace("plugins = [\".\"]", &format!("plugins = [{:?}]", bundled.display()))
+        .replace("# network = [\"*\"]", "network = [\"*\"]\nallow_private_network = true");
+    assert!(config.contains("allow_private_network"), "the bundled config shows how to grant fetch the network");
+    let config_path = home.path().join("mcpbox.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let page = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", page.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in page.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let read = stream.read(&mut request).unwrap_or(0);
+            let body = if String::from_utf8_lossy(&request[..read]).starts_with("GET /robots.txt") {
+                ""
+            } else {
+                "<html><body><h1>Served</h1><p>locally</p></body></html>"
+            };
+            let status = if body.is_empty() { "404 Not Found" } else { "200 OK" };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
     let output = Command::new(crate::common::python_sdk())
         .arg("-c")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg(crate::common::guests().join("plugins/mcpbox.toml"))
+        .arg(&config_path)
         .arg(&project)
+        .arg(&url)
         .env("HOME", home.path())
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
         .output()
@@ -178,8 +211,29 @@ asyncio.run(main(*sys.argv[1:]))
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("filesystem.read_text_file two"), "{stdout}");
     assert!(stdout.contains("time.convert_time"), "{stdout}");
+    assert!(stdout.contains("fetch.fetch Contents of http://127.0.0.1:"), "{stdout}");
+    assert!(stdout.contains("# Served"), "{stdout}");
     // The memory graph went to the per-user data directory the config names.
     let graph = std::fs::read_to_string(home.path().join(".local/share/mcpbox/memory/memory.jsonl")).unwrap();
     assert!(graph.contains("\"name\":\"mcpbox\""), "{graph}");
     assert!(home.path().join(".local/share/mcpbox/sequential-thinking/history.json").exists());
+}
+
+/// Web pages as Markdown (articles, documentation, tables, lists, forms, entities), plain text,
+/// JSON, `max_length`, `start_index`, `raw`, a redirect, a robots.txt that forbids a path, a
+/// missing page, from a web server on loopback: private addresses are allowed for this test
+/// only (`allow_private_network`, the reference's `--allow-private-ips`). The reference runs
+/// without Node.js on its PATH, so it simplifies pages with readabilipy's Python code, as the
+/// plugin does (with Node.js it would use Readability.js).
+#[test]
+fn fetch_matches_the_reference_server() {
+    let (_, servers) = reference_servers();
+    let dir = tempfile::tempdir().unwrap();
+    let reference = json!({
+        "command": format!("{servers}/venv/bin/mcp-server-fetch"),
+        "args": ["--allow-private-ips"],
+        "env": {"PATH": format!("{servers}/venv/bin")},
+    });
+    let section = "network = [\"*\"]\nallow_private_network = true\nroots = false\n";
+    compare("fetch", dir.path(), section, &[], json!({ "reference": reference }));
 }
