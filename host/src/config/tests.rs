@@ -40,7 +40,7 @@ fn the_documented_example_config_is_valid() {
     let start = readme.find("```toml\n").expect("docs/config.md has a toml example") + "```toml\n".len();
     let end = start + readme[start..].find("```").unwrap();
     let config = parse(Path::new("docs/config.md"), &readme[start..end]).unwrap();
-    assert_eq!(config.plugin["fs"].exclude_tools.as_deref(), Some(&["write_file".to_owned()][..]));
+    assert_eq!(config.plugin["filesystem"].exclude_tools.as_deref(), Some(&["write_file".to_owned()][..]));
     assert_eq!(config.limits.max_output_mib.as_ref().map(|v| *v.get_ref()), Some(16));
 }
 
