@@ -52,6 +52,7 @@
 mod arguments;
 mod macros;
 mod plugin;
+mod tool;
 mod typed;
 mod uri_template;
 
@@ -61,6 +62,7 @@ pub use plugin::*;
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use tool::*;
 pub use typed::*;
 
 /// Bindings generated from the `mcpbox:plugin` WIT package. Most plugins never need them

@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use crate::plugin::{PromptArgs, PromptHandler, Reader, TemplateReader, object_schema};
+use crate::plugin::{PromptArgs, PromptHandler, Reader, TemplateReader};
+use crate::tool::object_schema;
 use crate::uri_template::UriTemplate;
 use crate::{
     Content, Error, Plugin, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate, TemplateVars, Tool,

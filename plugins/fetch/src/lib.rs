@@ -211,10 +211,13 @@ fn fetch_prompt(arguments: &mcpbox_sdk::PromptArgs) -> Result<PromptResult, Erro
     Ok(PromptResult::user(mcpbox_sdk::content::text(text)))
 }
 
+/// The reference's tool list (read only when the host lists the tools).
+fn listing() -> String {
+    TOOLS.to_owned()
+}
+
 fn plugin() -> Plugin {
-    let tools: Vec<Value> = serde_json::from_str(TOOLS).unwrap_or_default();
-    let listed = tools.iter().find(|t| t["name"] == "fetch").cloned().unwrap_or_default();
-    Plugin::new().tool(Tool::new("fetch", "", fetch).listed_as(&listed)).prompt(
+    Plugin::new().tool(Tool::new("fetch", "", fetch).listed_in(listing)).prompt(
         Prompt::new("fetch", "Fetch a URL and extract its contents as markdown").argument("url", "URL to fetch", true),
         fetch_prompt,
     )

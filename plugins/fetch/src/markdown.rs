@@ -5,7 +5,7 @@
 use crate::dom::{Element, Node};
 use crate::simplify::python_strip;
 
-/// The element's ancestors (nearest last) and where it sits among its parent's children.
+/// The ancestors of the element being converted, nearest last.
 struct Context<'a> {
     ancestors: Vec<&'a Element>,
 }

@@ -236,14 +236,17 @@ fn list_allowed_directories(_: &Value) -> Outcome {
 }
 
 /// A tool whose failures read as the reference's: an `isError` result with the message alone.
-fn tool(name: &str, listed: &[Value], run: Run) -> Tool {
+fn tool(name: &str, run: Run) -> Tool {
     let handler = move |args: Value| -> Result<CallResult, Error> { Ok(run(&args).unwrap_or_else(CallResult::error)) };
-    let entry = listed.iter().find(|t| t["name"] == name).cloned().unwrap_or_default();
-    Tool::new(name, "", handler).listed_as(&entry)
+    Tool::new(name, "", handler).listed_in(listing)
+}
+
+/// The reference's tool list (read only when the host lists the tools).
+fn listing() -> String {
+    TOOLS.to_owned()
 }
 
 fn plugin() -> Plugin {
-    let listed: Vec<Value> = serde_json::from_str(TOOLS).unwrap_or_default();
     let tools: [(&str, Run); 14] = [
         ("read_file", read_text_file),
         ("read_text_file", read_text_file),
@@ -260,7 +263,7 @@ fn plugin() -> Plugin {
         ("get_file_info", listing::get_file_info),
         ("list_allowed_directories", list_allowed_directories),
     ];
-    tools.into_iter().fold(Plugin::new(), |plugin, (name, run)| plugin.tool(tool(name, &listed, run)))
+    tools.into_iter().fold(Plugin::new(), |plugin, (name, run)| plugin.tool(tool(name, run)))
 }
 
 mcpbox_sdk::export_plugin!(plugin);

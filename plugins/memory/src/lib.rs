@@ -299,31 +299,30 @@ fn knowledge_graph(uri: &str) -> Result<Vec<ResourceContents>, Error> {
 }
 
 /// A tool whose failures read as the reference's: an `isError` result with the message alone.
-fn tool<A: serde::de::DeserializeOwned + 'static>(
-    name: &str,
-    listed: &[Value],
-    run: fn(A) -> Result<CallResult, Error>,
-) -> Tool {
+fn tool<A: serde::de::DeserializeOwned + 'static>(name: &str, run: fn(A) -> Result<CallResult, Error>) -> Tool {
     let handler = move |args: Value| -> Result<CallResult, Error> {
         let outcome = serde_json::from_value(args).map_err(Error::from).and_then(run);
         Ok(outcome.unwrap_or_else(|e| CallResult::error(e.message())))
     };
-    let entry = listed.iter().find(|t| t["name"] == name).cloned().unwrap_or_default();
-    Tool::new(name, "", handler).listed_as(&entry)
+    Tool::new(name, "", handler).listed_in(listing)
+}
+
+/// The reference's tool list (read only when the host lists the tools).
+fn listing() -> String {
+    TOOLS.to_owned()
 }
 
 fn plugin() -> Plugin {
-    let listed: Vec<Value> = serde_json::from_str(TOOLS).unwrap_or_default();
     Plugin::new()
-        .tool(tool("create_entities", &listed, create_entities))
-        .tool(tool("create_relations", &listed, create_relations))
-        .tool(tool("add_observations", &listed, add_observations))
-        .tool(tool("delete_entities", &listed, delete_entities))
-        .tool(tool("delete_observations", &listed, delete_observations))
-        .tool(tool("delete_relations", &listed, delete_relations))
-        .tool(tool("read_graph", &listed, read_graph))
-        .tool(tool("search_nodes", &listed, search_nodes))
-        .tool(tool("open_nodes", &listed, open_nodes))
+        .tool(tool("create_entities", create_entities))
+        .tool(tool("create_relations", create_relations))
+        .tool(tool("add_observations", add_observations))
+        .tool(tool("delete_entities", delete_entities))
+        .tool(tool("delete_observations", delete_observations))
+        .tool(tool("delete_relations", delete_relations))
+        .tool(tool("read_graph", read_graph))
+        .tool(tool("search_nodes", search_nodes))
+        .tool(tool("open_nodes", open_nodes))
         .resource(
             Resource::new(RESOURCE_URI, "knowledge-graph")
                 .description("The full knowledge graph with all entities and relations")

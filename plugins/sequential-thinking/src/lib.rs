@@ -45,10 +45,11 @@ impl History {
     }
 }
 
-/// `z.coerce.number().int().min(1)`: a number or a numeric string, whole, at least 1.
+/// `z.coerce.number().int().min(1)`: a number or a numeric string, whole, at least 1; `None`
+/// when absent.
 fn whole_number(args: &Value, name: &str) -> Result<Option<u64>, String> {
     let number = match args.get(name) {
-        None | Some(Value::Null) if name != "thoughtNumber" && name != "totalThoughts" => return Ok(None),
+        None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => n.as_f64(),
         Some(Value::String(s)) => {
             Some(if s.trim().is_empty() { 0.0 } else { s.trim().parse::<f64>().unwrap_or(f64::NAN) })
@@ -81,12 +82,12 @@ fn think(args: Value) -> Result<CallResult, Error> {
     let invalid = |message: String| Error::invalid_arguments(message);
     // The thought itself is for the model's benefit only: checked, never stored.
     args.get("thought").and_then(Value::as_str).ok_or_else(|| invalid("thought: expected string".into()))?;
-    let number = whole_number(&args, "thoughtNumber").map_err(invalid)?.unwrap_or(1);
-    let mut total = whole_number(&args, "totalThoughts").map_err(invalid)?.unwrap_or(1);
+    let required =
+        |name: &str| whole_number(&args, name)?.ok_or_else(|| format!("{name}: expected a whole number of at least 1"));
+    let number = required("thoughtNumber").map_err(invalid)?;
+    let mut total = required("totalThoughts").map_err(invalid)?;
     let next = boolean(&args, "nextThoughtNeeded", true).map_err(invalid)?.unwrap_or(false);
-    for optional in ["revisesThought", "branchFromThought"] {
-        whole_number(&args, optional).map_err(invalid)?;
-    }
+    whole_number(&args, "revisesThought").map_err(invalid)?;
     for optional in ["isRevision", "needsMoreThoughts"] {
         boolean(&args, optional, false).map_err(invalid)?;
     }
@@ -134,10 +135,13 @@ fn think(args: Value) -> Result<CallResult, Error> {
     Ok(CallResult { structured_content: Some(result.to_string()), ..CallResult::text(text) })
 }
 
+/// The reference's tool list (read only when the host lists the tools).
+fn listing() -> String {
+    TOOLS.to_owned()
+}
+
 fn plugin() -> Plugin {
-    let tools: Vec<Value> = serde_json::from_str(TOOLS).unwrap_or_default();
-    let listed = tools.iter().find(|t| t["name"] == "sequentialthinking").cloned().unwrap_or_default();
-    Plugin::new().tool(Tool::new("sequentialthinking", "", think).listed_as(&listed))
+    Plugin::new().tool(Tool::new("sequentialthinking", "", think).listed_in(listing))
 }
 
 mcpbox_sdk::export_plugin!(plugin);
@@ -165,6 +169,5 @@ mod tests {
         assert!(whole_number(&args, "e").is_err());
         assert_eq!(whole_number(&args, "f"), Ok(Some(1)));
         assert_eq!(whole_number(&args, "missing"), Ok(None));
-        assert!(whole_number(&args, "thoughtNumber").is_err());
     }
 }

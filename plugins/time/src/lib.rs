@@ -124,15 +124,15 @@ fn reported(
     }
 }
 
+/// The reference's tool list, naming the local zone as it does.
+fn listing() -> String {
+    TOOLS.replace("{LOCAL_TZ}", &local_zone())
+}
+
 fn plugin() -> Plugin {
-    let tools: Vec<Value> = serde_json::from_str(&TOOLS.replace("{LOCAL_TZ}", &local_zone())).unwrap_or_default();
-    let listed = |name: &str| tools.iter().find(|t| t["name"] == name).cloned().unwrap_or_default();
     Plugin::new()
-        .tool(
-            Tool::new("get_current_time", "", reported("get_current_time", get_current_time))
-                .listed_as(&listed("get_current_time")),
-        )
-        .tool(Tool::new("convert_time", "", reported("convert_time", convert_time)).listed_as(&listed("convert_time")))
+        .tool(Tool::new("get_current_time", "", reported("get_current_time", get_current_time)).listed_in(listing))
+        .tool(Tool::new("convert_time", "", reported("convert_time", convert_time)).listed_in(listing))
 }
 
 mcpbox_sdk::export_plugin!(plugin);
