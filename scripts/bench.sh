@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the guests and runs the benchmarks in release mode; each prints a table.
-#   scripts/bench.sh          mcpbox vs a native rmcp server: latency, throughput at 1/8/64 in
-#                             flight over stdio, HTTP and WebSocket (against the native stdio),
-#                             start-up, peak memory, with ratios
+#   scripts/bench.sh          mcpbox vs a native rmcp server: latency, throughput and server CPU
+#                             per call at 1/8/64 in flight over stdio, HTTP (legacy and
+#                             stateless) and WebSocket (against the native stdio), start-up and
+#                             memory with 1 and 50 plugins; Python and JavaScript plugins vs the
+#                             Python SDK's own server; medians of 3 interleaved runs, with ratios
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
@@ -17,6 +19,8 @@ cd "$root"
 case "${1:-compare}" in
   compare)
     cargo build --release -p mcpbox --example native_echo --features native-echo
+    cargo build --release -p mcpbox
+    scripts/bench-plugins.sh target/release/mcpbox
     cargo bench -p mcpbox --bench compare ;;
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;

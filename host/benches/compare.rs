@@ -1,13 +1,20 @@
-//! mcpbox against a native MCP server, side by side in one run: the real release `mcpbox`
-//! serving the sandboxed `echo` plugin, and `examples/native_echo.rs` (rmcp, the same echo in
-//! plain Rust), each driven as a client over stdio and over Streamable HTTP (a legacy session
-//! per lane, and stateless 2026-07-28 requests) with 1, 8 and 64 requests in flight; and
-//! mcpbox over WebSocket (one socket, calls pipelined like stdio), against the native server
-//! over stdio, its nearest equivalent (rmcp has no WebSocket server). Reports
-//! median and p99 latency, throughput, cold start and peak memory, with the ratios
-//! mcpbox/native. `scripts/bench.sh compare` builds everything and runs it; `BENCH_SECONDS`
-//! sets the time per row (default 2); `BENCH_MCPBOX` runs another `mcpbox` binary under the same
-//! driver (to compare two builds of mcpbox).
+//! mcpbox against native MCP servers, side by side in one run (`scripts/bench.sh compare`).
+//!
+//! - The sandboxed `echo` plugin in the real release `mcpbox` against `examples/native_echo.rs`
+//!   (rmcp, the same echo in plain Rust), over stdio, Streamable HTTP (a legacy session per lane,
+//!   and stateless 2026-07-28 requests) and WebSocket (one socket, calls pipelined like stdio;
+//!   rmcp has no WebSocket server, so against the native stdio), with 1, 8 and 64 in flight:
+//!   calls/s, median and p99 latency, and the server's CPU per call.
+//! - Start-up (spawn to the first `tools/list` answer, from the compile cache) and RSS then, with
+//!   one plugin and with 50 (copies of `echo`), and peak memory under load.
+//! - When `scripts/bench.sh` built them: the `greet` tool of `mcpbox new --lang python` and
+//!   `--lang js` plugins against the same tool on the official Python SDK's server
+//!   (`benches/native_greet.py`), over stdio at 1 and 8 in flight, start-up and memory.
+//!
+//! Every row runs `BENCH_REPS` times (default 3), the servers alternating which goes first, and
+//! each cell is the median of the repetitions. `BENCH_SECONDS` sets the time per run (default
+//! 2); `BENCH_ROWS` keeps the rows whose label contains it; `BENCH_MCPBOX` runs another
+//! `mcpbox` binary under the same driver (to compare two builds of mcpbox).
 
 #![expect(
     clippy::unwrap_used,
@@ -15,381 +22,269 @@
     reason = "a test or benchmark stops at the first thing that does not hold"
 )]
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[path = "common/http_client.rs"]
 mod http_client;
-use http_client::{MODERN_META, open_session, post};
+#[path = "common/load.rs"]
+mod load;
+use load::{Server, Stats, median};
 
-/// One server under test.
-struct Server {
-    program: PathBuf,
-    args: Vec<String>,
-    tool: &'static str,
-}
-
-impl Server {
-    fn command(&self, extra: &[&str]) -> Command {
-        let root = repo_root();
-        let mut command = Command::new(&self.program);
-        command
-            .args(&self.args)
-            .args(extra)
-            .env("MCPBOX_CACHE_DIR", root.join("target/bench-compile-cache"))
-            .env("MCPBOX_LOG", "warn");
-        command
-    }
+/// How a row drives its server.
+#[derive(Clone, Copy)]
+enum Lane {
+    Stdio,
+    Http {
+        modern: bool,
+    },
+    /// mcpbox over WebSocket; the native side is its stdio.
+    WebSocket,
 }
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
 
-#[derive(Clone, Copy)]
-struct Stats {
-    rate: f64,
-    median: Duration,
-    p99: Duration,
-}
-
-fn stats(mut samples: Vec<Duration>, seconds: f64) -> Stats {
-    samples.sort();
-    let n = samples.len();
-    Stats { rate: n as f64 / seconds, median: samples[n / 2], p99: samples[(n * 99 / 100).min(n - 1)] }
-}
-
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// A server on stdio, initialized.
-struct StdioClient {
-    child: Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl StdioClient {
-    fn start(server: &Server, extra: &[&str]) -> StdioClient {
-        let mut child =
-            server.command(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut client = StdioClient { child, stdin, stdout };
-        client.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } }));
-        client.receive();
-        client.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn receive(&mut self) -> Value {
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message.get("id").is_some() && message.get("method").is_none() {
-                return message;
-            }
-        }
-    }
-}
-
-/// `in_flight` pipelined calls on one stdio connection for `seconds`.
-fn run_stdio(server: &Server, in_flight: usize, seconds: f64) -> (Stats, u64) {
-    let mut client = StdioClient::start(server, &[]);
-    let call = |id: u64| {
-        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": { "name": server.tool, "arguments": { "text": "hello" } } })
-    };
-    // Warm up (first instantiation, caches).
-    for id in 1..=50 {
-        client.send(&call(id));
-        client.receive();
-    }
-    let mut sent: HashMap<u64, Instant> = HashMap::new();
-    let mut samples = Vec::new();
-    let mut next = 1000u64;
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    for _ in 0..in_flight {
-        sent.insert(next, Instant::now());
-        client.send(&call(next));
-        next += 1;
-    }
-    while !sent.is_empty() {
-        let response = client.receive();
-        let id = response["id"].as_u64().unwrap();
-        assert!(response["result"]["content"][0]["text"] == "hello", "{response}");
-        samples.push(sent.remove(&id).unwrap().elapsed());
-        if Instant::now() < deadline {
-            sent.insert(next, Instant::now());
-            client.send(&call(next));
-            next += 1;
-        }
-    }
-    let peak = peak_rss_kib(client.child.id());
-    let _ = client.child.kill();
-    let _ = client.child.wait();
-    (stats(samples, seconds), peak)
-}
-
-/// Spawn to the first `tools/list` answer over stdio, median of `runs`.
-fn cold_start(server: &Server, extra: &[&str], runs: usize) -> Duration {
-    let mut samples: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let started = Instant::now();
-            let mut client = StdioClient::start(server, extra);
-            client.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
-            let tools = client.receive();
-            assert!(!tools["result"]["tools"].as_array().unwrap().is_empty());
-            let elapsed = started.elapsed();
-            let _ = client.child.kill();
-            let _ = client.child.wait();
-            elapsed
-        })
-        .collect();
-    samples.sort();
-    samples[runs / 2]
-}
-
-/// `lanes` concurrent request loops over HTTP for `seconds`.
-async fn run_http(url: &str, tool: &'static str, modern: bool, lanes: usize, seconds: f64) -> Stats {
-    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(256).build().unwrap();
-    let mut tasks = Vec::new();
-    let start = Instant::now() + Duration::from_millis(300);
-    for _ in 0..lanes {
-        let client = client.clone();
-        let url = url.to_owned();
-        tasks.push(tokio::spawn(async move {
-            let headers: Vec<(&'static str, String)> = if modern {
-                vec![
-                    ("mcp-protocol-version", "2026-07-28".to_owned()),
-                    ("mcp-method", "tools/call".to_owned()),
-                    ("mcp-name", tool.to_owned()),
-                ]
-            } else {
-                vec![
-                    ("mcp-session-id", open_session(&client, &url).await),
-                    ("mcp-protocol-version", "2025-11-25".into()),
-                ]
-            };
-            let meta: Value = serde_json::from_str(MODERN_META).unwrap();
-            let body = |id: u64| {
-                let mut params = json!({ "name": tool, "arguments": { "text": "hello" } });
-                if modern {
-                    params["_meta"] = meta.clone();
-                }
-                json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }).to_string()
-            };
-            // Warm up until every lane is ready, then measure together.
-            let mut id = 1u64;
-            while Instant::now() < start {
-                id += 1;
-                post(&client, &url, body(id), &headers).await;
-            }
-            let deadline = start + Duration::from_secs_f64(seconds);
-            let mut samples = Vec::new();
-            while Instant::now() < deadline {
-                id += 1;
-                let started = Instant::now();
-                let (status, _, text) = post(&client, &url, body(id), &headers).await;
-                samples.push(started.elapsed());
-                assert!(status == 200 && text.contains("hello"), "{status} {text}");
-            }
-            samples
-        }));
-    }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.unwrap());
-    }
-    stats(all, seconds)
-}
-
-/// `in_flight` pipelined calls on one WebSocket for `seconds`.
-async fn run_ws(url: &str, tool: &str, in_flight: usize, seconds: f64) -> Stats {
-    use futures::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    let mut request = url.replacen("http://", "ws://", 1).replace("/mcp", "/ws").into_client_request().unwrap();
-    request.headers_mut().insert("sec-websocket-protocol", "mcp".parse().unwrap());
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let initialize = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } } });
-    let call = |id: u64| {
-        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": { "name": tool, "arguments": { "text": "hello" } } })
-    };
-    async fn receive<S: futures::Stream<Item = tokio_tungstenite::tungstenite::Result<Message>> + Unpin>(
-        socket: &mut S,
-    ) -> Value {
-        loop {
-            if let Message::Text(text) = socket.next().await.unwrap().unwrap() {
-                return serde_json::from_str(&text).unwrap();
-            }
-        }
-    }
-    socket.send(Message::text(initialize.to_string())).await.unwrap();
-    receive(&mut socket).await;
-    // Warm up (first instantiation, caches).
-    for id in 1..=50 {
-        socket.send(Message::text(call(id).to_string())).await.unwrap();
-        receive(&mut socket).await;
-    }
-    let mut sent: HashMap<u64, Instant> = HashMap::new();
-    let mut samples = Vec::new();
-    let mut next = 1000u64;
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    for _ in 0..in_flight {
-        sent.insert(next, Instant::now());
-        socket.send(Message::text(call(next).to_string())).await.unwrap();
-        next += 1;
-    }
-    while !sent.is_empty() {
-        let response = receive(&mut socket).await;
-        let id = response["id"].as_u64().unwrap();
-        assert!(response["result"]["content"][0]["text"] == "hello", "{response}");
-        samples.push(sent.remove(&id).unwrap().elapsed());
-        if Instant::now() < deadline {
-            sent.insert(next, Instant::now());
-            socket.send(Message::text(call(next).to_string())).await.unwrap();
-            next += 1;
-        }
-    }
-    stats(samples, seconds)
-}
-
-fn start_http(server: &Server) -> (Child, String) {
-    let mut child = server
-        .command(&["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .env("MCPBOX_LOG", "info,rmcp=warn")
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("the server exited").unwrap();
-        if let Some(at) = line.find("serving MCP over ") {
-            break line[at + 17..].split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, url)
+fn env_number(name: &str, default: f64) -> f64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+fn mcpbox_program() -> PathBuf {
+    std::env::var_os("BENCH_MCPBOX").map_or_else(|| env!("CARGO_BIN_EXE_mcpbox").into(), PathBuf::from)
+}
+
+/// `mcpbox serve PATHS` calling `tool`, from the benchmark's compile cache.
+fn mcpbox_serving(paths: &[&Path], tool: &str, arguments: serde_json::Value, answer: &str) -> Server {
+    let mut args = vec!["serve".to_owned(), "--no-watch".to_owned()];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    Server {
+        program: mcpbox_program(),
+        args,
+        env: vec![("MCPBOX_CACHE_DIR".into(), repo_root().join("target/bench-compile-cache").display().to_string())],
+        tool: tool.into(),
+        arguments,
+        answer: answer.into(),
+    }
+}
+
+fn print_header(first: &str) {
+    println!(
+        "| {first} | in flight | mcpbox calls/s | native calls/s | ratio | mcpbox p50 | native p50 | ratio | mcpbox p99 | native p99 | ratio | mcpbox CPU/call | native CPU/call | ratio |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+}
+
+fn print_row(label: &str, lanes: usize, a: Stats, b: Stats) {
+    println!(
+        "| {label} | {lanes} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} |",
+        a.rate,
+        b.rate,
+        a.rate / b.rate,
+        micros(a.median),
+        micros(b.median),
+        micros(a.median) / micros(b.median),
+        micros(a.p99),
+        micros(b.p99),
+        micros(a.p99) / micros(b.p99),
+        a.cpu_per_call,
+        b.cpu_per_call,
+        a.cpu_per_call / b.cpu_per_call,
+    );
+}
+
 fn main() {
-    let seconds: f64 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let seconds = env_number("BENCH_SECONDS", 2.0);
+    let reps = env_number("BENCH_REPS", 3.0).max(1.0) as usize;
+    let only = std::env::var("BENCH_ROWS").unwrap_or_default();
     let root = repo_root();
     let echo = root.join("target/test-plugins/echo.wasm");
     let native = root.join("target/release/examples/native_echo");
     assert!(echo.exists() && native.exists(), "run scripts/bench.sh compare (builds the echo plugin and native_echo)");
-    let sandboxed = Server {
-        program: std::env::var_os("BENCH_MCPBOX").map_or_else(|| env!("CARGO_BIN_EXE_mcpbox").into(), PathBuf::from),
-        args: vec!["serve".into(), echo.display().to_string()],
-        tool: "echo.echo",
+    let hello = json!({ "text": "hello" });
+    let sandboxed = mcpbox_serving(&[&echo], "echo.echo", hello.clone(), "hello");
+    let native = Server {
+        program: native,
+        args: vec![],
+        env: vec![],
+        tool: "echo".into(),
+        arguments: hello,
+        answer: "hello".into(),
     };
-    let native = Server { program: native, args: vec![], tool: "echo" };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 
-    println!("mcpbox (sandboxed echo plugin) vs native rmcp server (same echo); {seconds} s per row");
+    println!("mcpbox (sandboxed echo plugin) vs native rmcp server (same echo)");
     println!(
-        "latency in microseconds; ratio = mcpbox / native (latency: lower is better; calls/s: higher is better)\n"
+        "{seconds} s per run, median of {reps} interleaved runs; latency and CPU per call in microseconds; ratio = mcpbox / native\n"
     );
-    println!(
-        "| transport | in flight | mcpbox calls/s | native calls/s | ratio | mcpbox median | native median | ratio | mcpbox p99 | native p99 | ratio |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let row = |label: &str, lanes: usize, a: Stats, b: Stats| {
-        println!(
-            "| {label} | {lanes} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.2} |",
-            a.rate,
-            b.rate,
-            a.rate / b.rate,
-            micros(a.median),
-            micros(b.median),
-            micros(a.median) / micros(b.median),
-            micros(a.p99),
-            micros(b.p99),
-            micros(a.p99) / micros(b.p99),
-        );
-    };
-    let mut peaks: HashMap<&str, u64> = HashMap::new();
-    let mut native_stdio = HashMap::new();
-    for lanes in [1, 8, 64] {
-        let (a, peak_a) = run_stdio(&sandboxed, lanes, seconds);
-        let (b, peak_b) = run_stdio(&native, lanes, seconds);
-        row("stdio", lanes, a, b);
-        native_stdio.insert(lanes, b);
-        peaks.insert("stdio mcpbox", peak_a.max(*peaks.get("stdio mcpbox").unwrap_or(&0)));
-        peaks.insert("stdio native", peak_b.max(*peaks.get("stdio native").unwrap_or(&0)));
-    }
-    let (mut child_a, url_a) = start_http(&sandboxed);
-    let (mut child_b, url_b) = start_http(&native);
-    for (label, modern) in [("HTTP, legacy session per lane", false), ("HTTP, stateless 2026-07-28", true)] {
-        for lanes in [1, 8, 64] {
-            let a = runtime.block_on(run_http(&url_a, sandboxed.tool, modern, lanes, seconds));
-            let b = runtime.block_on(run_http(&url_b, native.tool, modern, lanes, seconds));
-            row(label, lanes, a, b);
+    let rows: Vec<(&str, Lane)> = vec![
+        ("stdio", Lane::Stdio),
+        ("HTTP, legacy session per lane", Lane::Http { modern: false }),
+        ("HTTP, stateless 2026-07-28", Lane::Http { modern: true }),
+        ("WebSocket, one socket (native: its stdio)", Lane::WebSocket),
+    ];
+    let rows: Vec<(&str, Lane, usize)> = rows
+        .into_iter()
+        .filter(|(label, _)| label.contains(only.as_str()))
+        .flat_map(|(label, lane)| [1, 8, 64].map(|lanes| (label, lane, lanes)))
+        .collect();
+    let (mut http_a, url_a) = load::start_http(&sandboxed);
+    let (mut http_b, url_b) = load::start_http(&native);
+    let mut results: Vec<(Vec<Stats>, Vec<Stats>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    let (mut peak_a, mut peak_b) = (0, 0);
+    for rep in 0..reps {
+        for (i, &(_, lane, lanes)) in rows.iter().enumerate() {
+            let mut run = |mine: bool| -> Stats {
+                let (server, child, url) =
+                    if mine { (&sandboxed, &http_a, &url_a) } else { (&native, &http_b, &url_b) };
+                match lane {
+                    Lane::Stdio => {
+                        let (stats, peak) = load::run_stdio(server, lanes, seconds);
+                        if mine {
+                            peak_a = peak_a.max(peak)
+                        } else {
+                            peak_b = peak_b.max(peak)
+                        }
+                        stats
+                    }
+                    Lane::Http { modern } => {
+                        runtime.block_on(load::run_http(child.id(), url, server, modern, lanes, seconds))
+                    }
+                    Lane::WebSocket if mine => runtime.block_on(load::run_ws(child.id(), url, server, lanes, seconds)),
+                    Lane::WebSocket => load::run_stdio(server, lanes, seconds).0,
+                }
+            };
+            // Alternate which goes first, so that neither always runs on a machine the other warmed.
+            let (a, b) = if rep % 2 == 0 {
+                let a = run(true);
+                (a, run(false))
+            } else {
+                let b = run(false);
+                (run(true), b)
+            };
+            results[i].0.push(a);
+            results[i].1.push(b);
         }
     }
-    for lanes in [1, 8, 64] {
-        let a = runtime.block_on(run_ws(&url_a, sandboxed.tool, lanes, seconds));
-        row("WebSocket, one socket (native: its stdio above)", lanes, a, native_stdio[&lanes]);
+    print_header("transport");
+    for (&(label, _, lanes), (a, b)) in rows.iter().zip(&results) {
+        print_row(label, lanes, median(a), median(b));
     }
-    let http_peak_a = peak_rss_kib(child_a.id());
-    let http_peak_b = peak_rss_kib(child_b.id());
-    for child in [&mut child_a, &mut child_b] {
+    let http_peak_a = load::memory_kib(http_a.id(), "VmHWM:");
+    let http_peak_b = load::memory_kib(http_b.id(), "VmHWM:");
+    for child in [&mut http_a, &mut http_b] {
         let _ = child.kill();
         let _ = child.wait();
     }
 
-    let warm_a = cold_start(&sandboxed, &[], 9);
-    let uncached_a = cold_start(&sandboxed, &["--no-cache"], 5);
-    let start_b = cold_start(&native, &[], 9);
-    println!("\n| start-up (spawn to tools/list answered, median) | mcpbox | native | ratio |");
+    start_up_and_memory(&root, &sandboxed, &native, &echo, reps);
+    if peak_a > 0 {
+        println!(
+            "| stdio, peak (VmHWM) after the load runs | {peak_a} KiB | {peak_b} KiB | {:.2} |",
+            ratio(peak_a, peak_b)
+        );
+    }
+    println!(
+        "| HTTP, peak (VmHWM) after the load runs | {http_peak_a} KiB | {http_peak_b} KiB | {:.2} |",
+        ratio(http_peak_a, http_peak_b)
+    );
+    interpreters(&root, seconds, reps);
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    a as f64 / b as f64
+}
+
+/// Start-up and RSS after start with one plugin and with 50, interleaved with the native server.
+fn start_up_and_memory(root: &Path, sandboxed: &Server, native: &Server, echo: &Path, reps: usize) {
+    let fifty = root.join("target/bench-fifty-plugins");
+    std::fs::create_dir_all(&fifty).unwrap();
+    for n in 0..50 {
+        let copy = fifty.join(format!("echo{n:02}.wasm"));
+        if !copy.exists() {
+            std::fs::copy(echo, copy).unwrap();
+        }
+    }
+    let many = mcpbox_serving(&[&fifty], "echo00.echo", json!({ "text": "hello" }), "hello");
+    let (mut one, mut natives, mut fifties) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        one.push(load::start_up(sandboxed, &[], 3));
+        natives.push(load::start_up(native, &[], 3));
+        fifties.push(load::start_up(&many, &[], 1));
+    }
+    let mid = |runs: &mut Vec<(Duration, u64)>| {
+        runs.sort();
+        runs[runs.len() / 2]
+    };
+    let ((one_time, one_rss), (native_time, native_rss), (fifty_time, fifty_rss)) =
+        (mid(&mut one), mid(&mut natives), mid(&mut fifties));
+    let uncached = load::start_up(sandboxed, &["--no-cache"], 3).0;
+    println!("\n| start-up and memory | mcpbox | native | ratio |");
     println!("|---|---:|---:|---:|");
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "| plugin compiled from the cache | {:.1} ms | {:.1} ms | {:.2} |",
-        warm_a.as_secs_f64() * 1e3,
-        start_b.as_secs_f64() * 1e3,
-        warm_a.as_secs_f64() / start_b.as_secs_f64()
+        "| start-up, 1 plugin from the compile cache (spawn to tools/list answered) | {:.1} ms | {:.1} ms | {:.2} |",
+        ms(one_time),
+        ms(native_time),
+        ms(one_time) / ms(native_time)
     );
-    println!(
-        "| plugin compiled afresh (--no-cache) | {:.1} ms | {:.1} ms | {:.2} |",
-        uncached_a.as_secs_f64() * 1e3,
-        start_b.as_secs_f64() * 1e3,
-        uncached_a.as_secs_f64() / start_b.as_secs_f64()
-    );
-    println!("\n| peak memory (VmHWM) | mcpbox | native | ratio |");
+    println!("| start-up, 50 plugins from the compile cache | {:.1} ms | | |", ms(fifty_time));
+    println!("| start-up, 1 plugin compiled afresh (--no-cache) | {:.1} ms | | |", ms(uncached));
+    println!("| RSS after start, 1 plugin | {one_rss} KiB | {native_rss} KiB | {:.2} |", ratio(one_rss, native_rss));
+    println!("| RSS after start, 50 plugins | {fifty_rss} KiB | | |");
+}
+
+/// The Python and JavaScript `greet` plugins against the Python SDK's own server, if built.
+fn interpreters(root: &Path, seconds: f64, reps: usize) {
+    let plugins = root.join("target/bench-plugins");
+    let python = plugins.join("python/hello/hello.wasm");
+    let js = plugins.join("js/hello/hello.wasm");
+    let native_python = plugins.join("native-python/bin/python");
+    if !(python.exists() && js.exists() && native_python.exists()) {
+        println!("\n(no interpreter plugins: `scripts/bench.sh compare` builds them)");
+        return;
+    }
+    let who = json!({ "name": "Ann" });
+    let servers = [
+        ("Python plugin", mcpbox_serving(&[&python], "hello.greet", who.clone(), "Hello, Ann")),
+        ("JavaScript plugin", mcpbox_serving(&[&js], "hello.greet", who.clone(), "Hello, Ann")),
+    ];
+    let native = Server {
+        program: native_python,
+        args: vec![root.join("host/benches/native_greet.py").display().to_string()],
+        env: vec![],
+        tool: "greet".into(),
+        arguments: who,
+        answer: "Hello, Ann".into(),
+    };
+    println!("\nthe `greet` tool of `mcpbox new --lang python|js` vs the official Python SDK's server (stdio)\n");
+    print_header("plugin");
+    for (label, server) in &servers {
+        for lanes in [1, 8] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for rep in 0..reps {
+                if rep % 2 == 0 {
+                    a.push(load::run_stdio(server, lanes, seconds).0);
+                    b.push(load::run_stdio(&native, lanes, seconds).0);
+                } else {
+                    b.push(load::run_stdio(&native, lanes, seconds).0);
+                    a.push(load::run_stdio(server, lanes, seconds).0);
+                }
+            }
+            print_row(label, lanes, median(&a), median(&b));
+        }
+    }
+    println!("\n| interpreter plugin | start-up from the cache | RSS after start | peak RSS after 8 in flight |");
     println!("|---|---:|---:|---:|");
-    let stdio_a = peaks["stdio mcpbox"];
-    let stdio_b = peaks["stdio native"];
-    println!("| stdio, after 64 in flight | {stdio_a} KiB | {stdio_b} KiB | {:.1} |", stdio_a as f64 / stdio_b as f64);
-    println!(
-        "| HTTP, after all HTTP rows | {http_peak_a} KiB | {http_peak_b} KiB | {:.1} |",
-        http_peak_a as f64 / http_peak_b as f64
-    );
+    for (label, server) in servers.iter().map(|(l, s)| (*l, s)).chain([("native Python SDK server", &native)]) {
+        let (time, rss) = load::start_up(server, &[], 3);
+        let (_, peak) = load::run_stdio(server, 8, seconds.min(1.0));
+        println!("| {label} | {:.1} ms | {rss} KiB | {peak} KiB |", time.as_secs_f64() * 1e3);
+    }
 }

@@ -252,3 +252,59 @@ fn concurrent_calls_each_get_their_own_instance() {
     // Sleeping guests wait on the host, so eight of them overlap rather than queue.
     assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
 }
+
+/// Calls run in instances made ahead of them (`[plugin.NAME] prepared`), and such an instance is
+/// as fresh as one made on arrival: one call uses it, it holds nothing an earlier call left, and
+/// it sees exactly its own call's directories, whatever the client's roots were when it was made.
+#[test]
+fn an_instance_made_ahead_serves_one_call_and_sees_only_that_calls_roots() {
+    let allowed = temp_dir();
+    for name in ["a", "b"] {
+        std::fs::create_dir_all(allowed.path().join(name)).unwrap();
+        std::fs::write(allowed.path().join(name).join(format!("{name}.txt")), format!("in {name}")).unwrap();
+    }
+    let mut server = Server::start_with_env(
+        &[fixture("chaos").into_os_string(), "--root".into(), allowed.path().into()],
+        &[("MCPBOX_LOG", "info,mcpbox::runtime::plugin=debug")],
+    );
+    server.initialize("2025-06-18", json!({ "roots": { "listChanged": true } }));
+    let mut remembered = 0;
+    for round in 0..4 {
+        let (mine, other) = if round % 2 == 0 { ("a", "b") } else { ("b", "a") };
+        if round > 0 {
+            server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }));
+        }
+        let request = server.read_until(|m| m["method"] == "roots/list");
+        let root = json!([{ "uri": format!("file://{}", allowed.path().join(mine).display()), "name": mine }]);
+        server.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "roots": root } }));
+        for _ in 0..3 {
+            let read =
+                call_tool(&mut server, "chaos.read_path", json!({ "path": format!("/roots/{mine}/{mine}.txt") }));
+            assert_eq!(text(&read), format!("in {mine}"), "round {round}: {read}");
+            let other =
+                call_tool(&mut server, "chaos.read_path", json!({ "path": format!("/roots/{other}/{other}.txt") }));
+            assert_eq!(other["isError"], true, "round {round}: an instance saw another call's root: {other}");
+            let listed = call_tool(&mut server, "chaos.list_dir", json!({ "path": format!("/roots/{mine}") }));
+            assert_eq!(text(&listed), format!("{mine}.txt"));
+            let fresh = call_tool(&mut server, "chaos.remember", json!({ "message": format!("secret {remembered}") }));
+            remembered += 1;
+            assert_eq!(fresh["structuredContent"], json!({ "earlier": [] }), "an instance was used twice: {fresh}");
+        }
+    }
+    // Calls in flight together each take their own.
+    let ids: Vec<i64> = (0..16)
+        .map(|n| {
+            let id = server.fresh_id();
+            server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "chaos.remember", "arguments": { "message": format!("concurrent {n}") } } }));
+            id
+        })
+        .collect();
+    for id in ids {
+        let result = &server.read_until(|m| m["id"] == id)["result"];
+        assert_eq!(result["structuredContent"], json!({ "earlier": [] }), "an instance was used twice: {result}");
+    }
+    // And the calls above did run in instances made ahead (the first of each plugin cannot).
+    let made_ahead = server.stderr().matches("the call runs in an instance made ahead of it").count();
+    assert!(made_ahead >= 40, "only {made_ahead} of 64 calls ran in instances made ahead:\n{}", server.stderr());
+}

@@ -96,6 +96,8 @@ pub(crate) struct FilePlugin {
     pub(crate) max_output_mib: Option<Spanned<u64>>,
     /// At most this many calls of the plugin at once (default: no limit).
     pub(crate) max_concurrency: Option<usize>,
+    /// Instances kept made ahead of its calls (0: none).
+    pub(crate) prepared: Option<Spanned<u64>>,
     /// Environment variables the plugin sees, with their values.
     pub(crate) env: Option<BTreeMap<String, String>>,
     /// Environment variables the plugin sees, with the values mcpbox itself was started with.

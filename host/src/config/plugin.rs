@@ -26,6 +26,7 @@ fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: 
     let timeout = spanned_limit(file, &section.timeout_ms, &key("timeout_ms"), limits::timeout_from_ms);
     let memory = spanned_limit(file, &section.memory_mib, &key("memory_mib"), limits::memory_from_mib);
     let output = spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib);
+    let prepared = spanned_limit(file, &section.prepared, &key("prepared"), limits::prepared_count);
     PluginConfig {
         policy: policy(file, name, section, problems),
         prefix: section.prefix.clone(),
@@ -35,6 +36,7 @@ fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: 
         memory_bytes: problems.take(memory).flatten(),
         output_bytes: problems.take(output).flatten(),
         max_concurrency: section.max_concurrency,
+        prepared: problems.take(prepared).flatten(),
         tasks: section.tasks.as_ref().map(|tasks| task_policy(file, name, tasks, problems)),
     }
 }

@@ -141,6 +141,12 @@ fn absurd_limits_in_the_file_name_file_line_and_key() {
         error.starts_with(&format!("{}:2:14: [plugin.big] memory_mib must be at most 4096 MiB", path.display())),
         "{error}"
     );
+    let (_dir, path, args) = config_file("[plugin.warm]\nprepared = 100\n");
+    let error = error_of(&args);
+    assert!(
+        error.starts_with(&format!("{}:2:12: [plugin.warm] prepared must be at most 16", path.display())),
+        "{error}"
+    );
 }
 
 #[test]

@@ -83,7 +83,12 @@ impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("mcpbox: sandboxed WebAssembly MCP plugins".to_owned());
-        ServerConfig::new(convert::capabilities(&self.state.catalog(), self.state.watching))
+        let catalog = self.state.catalog();
+        let capabilities = match self.state.lists(&catalog) {
+            Ok(lists) => lists.capabilities.clone(),
+            Err(_) => convert::capabilities(&catalog, self.state.watching),
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(implementation)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
@@ -100,8 +105,8 @@ impl ServerHandler for Session {
     /// The tool `name` as listed, for rmcp's Streamable HTTP transport to check the call's
     /// `Mcp-Param-*` headers against its `x-mcp-header` parameters (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let catalog = self.state.catalog();
-        convert::tool(name, &catalog.tool(name)?.item).ok()
+        let lists = self.state.lists(&self.state.catalog()).ok()?;
+        lists.tools.iter().find(|tool| tool.name == name).cloned()
     }
 
     async fn call_tool(

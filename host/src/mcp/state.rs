@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{Prompt, ResourceTemplate, Tool};
+use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
 
 use super::convert;
 use super::request_state::StateKeys;
@@ -15,14 +15,17 @@ use crate::runtime::{Catalog, LiveCatalog};
 
 /// The static lists of one catalog as MCP types.
 pub(crate) struct Lists {
+    /// What `initialize` and `server/discover` announce (asked for on every stateless request).
+    pub(crate) capabilities: ServerCapabilities,
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) templates: Vec<ResourceTemplate>,
 }
 
 impl Lists {
-    fn of(catalog: &Catalog) -> Result<Lists, McpError> {
+    fn of(catalog: &Catalog, watching: bool) -> Result<Lists, McpError> {
         Ok(Lists {
+            capabilities: convert::capabilities(catalog, watching),
             tools: catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?,
             prompts: catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?,
             templates: catalog
@@ -65,7 +68,8 @@ impl McpState {
         tasks: TaskSettings,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
-        let lists = Lists::of(&catalog).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
+        let lists =
+            Lists::of(&catalog, watching).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
         let operator_grants = roots::operator_grants(&allowed).into();
         Ok(Arc::new(McpState {
             live,
@@ -93,7 +97,7 @@ impl McpState {
     pub(crate) fn lists(&self, catalog: &Arc<Catalog>) -> Result<Arc<Lists>, McpError> {
         let mut cached = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
         if !Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
-            *cached = (Arc::downgrade(catalog), Arc::new(Lists::of(catalog)?));
+            *cached = (Arc::downgrade(catalog), Arc::new(Lists::of(catalog, self.watching)?));
         }
         Ok(cached.1.clone())
     }

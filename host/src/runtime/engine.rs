@@ -150,9 +150,15 @@ fn open_cache(dir: &std::path::Path) -> Result<Cache, String> {
     Cache::new(cache_config).map_err(|e| cannot(&e))
 }
 
-/// Instances in the pool: the most calls that can run at once (more are refused, reported as
-/// the host being busy).
+/// Instances in the pool: the most calls that can run at once, counting instances made ahead
+/// of calls (more are refused, reported as the host being busy).
 pub const POOL_INSTANCES: u32 = 2000;
+
+/// Fiber stacks in the pool: the most guests that run or wait on the host at once (a made-ahead
+/// instance holds none; a thousand sleeping calls must fit, `hostile.rs`). Each stack's guard
+/// page is an `mprotect` at start-up, which splits the pool's mapping: 2,000 of them were a
+/// third of a cached start-up (3.5 ms).
+pub const POOL_STACKS: u32 = 1024;
 
 /// The pooling allocator reserves every slot up front and reuses it, so a call skips mmap,
 /// munmap and most page faults of a fresh instance.
@@ -163,7 +169,7 @@ fn pooling_config(max_memory_bytes: usize) -> wasmtime::PoolingAllocationConfig 
     pool.total_core_instances(POOL_INSTANCES * 4);
     pool.total_memories(POOL_INSTANCES);
     // Every running call holds a fiber stack (wasmtime's default pool has 1,000).
-    pool.total_stacks(POOL_INSTANCES);
+    pool.total_stacks(POOL_STACKS);
     pool.total_tables(POOL_INSTANCES * 4);
     pool.max_memories_per_component(2);
     // Each memory slot reserves address space for the largest memory limit (the resource

@@ -100,6 +100,16 @@ pub fn output_from_mib(mib: u64) -> Result<usize, LimitError> {
     mib_to_bytes(mib, MAX_OUTPUT_MIB)
 }
 
+/// How many instances a plugin keeps made ahead of its calls: 0 (none) to
+/// [`MAX_PREPARED_PER_PLUGIN`](crate::runtime::sandbox::MAX_PREPARED_PER_PLUGIN).
+pub fn prepared_count(count: u64) -> Result<usize, LimitError> {
+    let max = crate::runtime::sandbox::MAX_PREPARED_PER_PLUGIN;
+    usize::try_from(count)
+        .ok()
+        .filter(|count| *count <= max)
+        .ok_or_else(|| LimitError::TooLarge { max: max.to_string(), value: count.to_string() })
+}
+
 fn mib_to_bytes(mib: u64, max: u64) -> Result<usize, LimitError> {
     if mib == 0 {
         return Err(LimitError::NotPositive("0 MiB".to_owned()));
@@ -128,5 +138,8 @@ mod tests {
         assert!(memory_from_mib(u64::MAX).is_err());
         assert!(output_from_mib(4096).is_err());
         assert_eq!(memory_from_mib(5000).unwrap_err().to_string(), "must be at most 4096 MiB, not 5000 MiB");
+        assert_eq!(prepared_count(0).unwrap(), 0);
+        assert_eq!(prepared_count(17).unwrap_err().to_string(), "must be at most 16, not 17");
+        assert!(prepared_count(u64::MAX).is_err());
     }
 }

@@ -104,6 +104,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         requested,
         tasks: None,
         plain: offered.plain,
+        prepared: None,
     })
 }
 
@@ -128,7 +129,7 @@ async fn describe(
     let limits = Limits { timeout: limits.timeout.min(DESCRIBE_TIMEOUT), ..limits };
     let exports = exports.clone();
     let (Described { tools, templates, prompts }, _) =
-        run_call(name, pre, limits, &policy, CallScope::default(), move |store, instance| {
+        run_call(name, pre, limits, &policy, CallScope::default(), None, move |store, instance| {
             Describe.call(exports, store, instance)
         })
         .await?;

@@ -14,7 +14,7 @@ use crate::runtime::limits::Limits;
 use crate::runtime::policy::Policy;
 use crate::runtime::requested::RequestedPolicy;
 use crate::runtime::roots;
-use crate::runtime::sandbox::{CallError, CallScope, HostState, run_call};
+use crate::runtime::sandbox::{CallError, CallScope, HostState, Prepared, run_call};
 
 /// A compiled, linked plugin and what it offers.
 pub struct Plugin {
@@ -50,6 +50,8 @@ pub struct Plugin {
     /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
     /// behind each tool, by the tool's local name.
     pub(crate) plain: Vec<(String, crate::runtime::plain::PlainFunction)>,
+    /// Its instances made ahead of calls (`None`: each call instantiates its own).
+    pub(crate) prepared: Option<Arc<Prepared>>,
 }
 
 impl Plugin {
@@ -77,8 +79,12 @@ impl Plugin {
         scope.grants = self.grants(&scope);
         let hold = scope.output_hold.clone();
         let exports = self.exports.clone();
+        let ready = self.prepared.as_ref().and_then(Prepared::take);
+        if ready.is_some() {
+            tracing::debug!(plugin = %self.name, "the call runs in an instance made ahead of it");
+        }
         let (value, mut budget) =
-            run_call(&self.name, &self.pre, self.limits, &self.policy, scope, move |store, instance| {
+            run_call(&self.name, &self.pre, self.limits, &self.policy, scope, ready, move |store, instance| {
                 invocation.call(exports, store, instance)
             })
             .await?;
@@ -118,6 +124,13 @@ impl Plugin {
     /// plugin's at once).
     pub(crate) async fn list_resources(&self, scope: CallScope) -> Result<Vec<resources::Resource>, CallError> {
         self.invoke(scope, crate::runtime::invoke::ListResources).await
+    }
+
+    /// Keeps up to `count` instances made ahead of its calls, from its first call on (see
+    /// [`Prepared`]); 0 turns them off.
+    pub(crate) fn prepare(&mut self, count: usize) {
+        self.prepared = (count > 0)
+            .then(|| Prepared::new(self.name.clone(), self.pre.clone(), self.limits, self.policy.clone(), count));
     }
 
     /// The component, for `mcpbox inspect`.

@@ -24,6 +24,8 @@ pub struct PluginConfig {
     pub output_bytes: Option<usize>,
     /// At most this many calls at once.
     pub max_concurrency: Option<usize>,
+    /// Instances made ahead of calls (default [`DEFAULT_PREPARED`](crate::runtime::sandbox::DEFAULT_PREPARED)).
+    pub prepared: Option<usize>,
     /// Directories, network, environment.
     pub policy: Policy,
     /// Which tools may run as tasks (`[plugin.NAME.tasks]`); `None`: none.

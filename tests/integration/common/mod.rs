@@ -134,9 +134,9 @@ impl Server {
         let mut child = program
             .arg(command)
             .args(args)
-            .envs(env.iter().copied())
             .env("MCPBOX_CACHE_DIR", cache_dir())
             .env("MCPBOX_LOG", "info")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -23,6 +23,7 @@ const TABLES: &[(&str, &[&str])] = &[
             "memory_mib",
             "max_output_mib",
             "max_concurrency",
+            "prepared",
             "env",
             "env_from_host",
             "roots",

@@ -14,6 +14,7 @@ use crate::runtime::load::{self, LoadAs, plugin_name};
 use crate::runtime::plugin::Plugin;
 use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
 use crate::runtime::policy::Policy;
+use crate::runtime::sandbox::DEFAULT_PREPARED;
 
 impl Catalog {
     /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is
@@ -93,6 +94,7 @@ async fn load_file(
     };
     let mut plugin = select_tools(load::load(linkers, compiled, file, load_as).await?, config)?;
     plugin.slots = config.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
+    plugin.prepare(config.prepared.unwrap_or(DEFAULT_PREPARED));
     if let Some(tasks) = &config.tasks {
         let named = tasks.tools.iter().map(|(tool, _)| tool).filter(|tool| *tool != "*");
         for tool in named.filter(|t| !plugin.tools.iter().any(|i| &i.descriptor.name == *t)) {

@@ -5,11 +5,14 @@
 //!   channels), as runtime types;
 //! - `state`: the store's data behind wasmtime's view traits, and the per-call counters;
 //! - `host_api`: the `mcpbox:plugin/host` imports a guest calls;
-//! - `store`: building the store (deny-by-default WASI, limiter, epoch callback);
+//! - `store`: building the store (deny-by-default WASI, limiter, epoch callback), and arming
+//!   one made ahead for the call that takes it;
+//! - `prepared`: instances made ahead of calls, each used by one call only;
 //! - `error`: [`CallError`] and the classification of a failed call.
 
 mod error;
 mod host_api;
+mod prepared;
 mod scope;
 mod state;
 mod store;
@@ -24,6 +27,8 @@ use wasmtime::component::{Instance, InstancePre};
 
 pub use error::CallError;
 use error::{Interrupt, classify};
+pub use prepared::{DEFAULT_PREPARED, MAX_PREPARED_PER_PLUGIN};
+pub(crate) use prepared::{Prepared, Ready};
 pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent, Question};
 pub use state::HostState;
 use store::StoreBuilder;
@@ -37,7 +42,8 @@ use crate::runtime::policy::Policy;
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 /// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
-/// it can fail into a [`CallError`] that names `plugin`. Returns the result and the call's
+/// it can fail into a [`CallError`] that names `plugin`. The instance is `ready`, made ahead
+/// and never used, when the caller has one; otherwise it is instantiated here. Returns the result and the call's
 /// budget, with everything the guest emitted during the call charged to it.
 pub(crate) async fn run_call<R: Send>(
     plugin: &Arc<str>,
@@ -45,6 +51,7 @@ pub(crate) async fn run_call<R: Send>(
     limits: Limits,
     policy: &Policy,
     scope: CallScope,
+    ready: Option<Ready>,
     work: impl for<'a> FnOnce(&'a mut Store<HostState>, Instance) -> CallFuture<'a, R> + Send,
 ) -> Result<(R, CallBudget), CallError> {
     let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
@@ -55,11 +62,20 @@ pub(crate) async fn run_call<R: Send>(
     let deadline = now.checked_add(limits.timeout).unwrap_or(now + MAX_TIMEOUT);
     let cancel = scope.cancel.clone();
     let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
-    let mut store = builder.build(scope)?;
+    let (mut store, made) = match ready {
+        Some(Ready { mut store, instance }) => {
+            builder.arm(&mut store, scope)?;
+            (store, Some(instance))
+        }
+        None => (builder.build(scope)?, None),
+    };
 
     let outcome = {
         let run = async {
-            let instance = pre.instantiate_async(&mut store).await?;
+            let instance = match made {
+                Some(instance) => instance,
+                None => pre.instantiate_async(&mut store).await?,
+            };
             work(&mut store, instance).await
         };
         // The epoch callback stops a guest that computes; these stop one that waits on the

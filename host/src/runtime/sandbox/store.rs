@@ -33,38 +33,8 @@ pub(crate) struct StoreBuilder<'a> {
 impl StoreBuilder<'_> {
     /// The store for a call in `scope`; fails only if a granted directory cannot be opened.
     pub(crate) fn build(self, scope: CallScope) -> Result<Store<HostState>, CallError> {
-        let StoreBuilder { plugin, pre, limits, policy, deadline, stdout, stderr } = self;
-        let mut wasi = WasiCtxBuilder::new();
-        // Deny by default: no arguments, no stdin, no sockets, no DNS; only the grants, and only
-        // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
-        // granted, goes through `NetworkAccess`, not through sockets.)
-        wasi.stdout(stdout.clone()).stderr(stderr.clone());
-        wasi.envs(&policy.env);
-        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
-        for grant in scope.grants.iter() {
-            let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            wasi.preopened_dir(&grant.host_path, &grant.guest_path, perms).map_err(|e| CallError::Failed {
-                plugin: plugin.clone(),
-                message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
-            })?;
-        }
-        let state = HostState {
-            wasi: wasi.build(),
-            table: ResourceTable::new(),
-            http: WasiHttpCtx::new(),
-            network: NetworkAccess {
-                plugin: plugin.clone(),
-                policy: policy.network.clone(),
-                events: scope.events.clone(),
-                denials: Arc::default(),
-            },
-            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
-            plugin: plugin.clone(),
-            scope,
-            deadline,
-            budget: CallBudget::new(limits.output_bytes),
-            stderr: stderr.clone(),
-        };
+        let pre = self.pre;
+        let state = self.state(scope)?;
         let mut store = Store::new(pre.engine(), state);
         store.limiter(|state| &mut state.limiter);
         store.set_epoch_deadline(1);
@@ -83,5 +53,53 @@ impl StoreBuilder<'_> {
             Ok(UpdateDeadline::Yield(1))
         });
         Ok(store)
+    }
+
+    /// Gives `store`, whose instance was made ahead with nothing granted, to the call in
+    /// `scope`: everything the call sees (WASI with its directories and the plugin's
+    /// environment, its client, events, deadline, budget, output) replaces what the making had.
+    /// Only the resource table stays, holding what the instance itself was given while made.
+    pub(crate) fn arm(self, store: &mut Store<HostState>, scope: CallScope) -> Result<(), CallError> {
+        let mut state = self.state(scope)?;
+        std::mem::swap(&mut state.table, &mut store.data_mut().table);
+        *store.data_mut() = state;
+        store.set_epoch_deadline(1);
+        Ok(())
+    }
+
+    /// The data of a call's store.
+    fn state(self, scope: CallScope) -> Result<HostState, CallError> {
+        let StoreBuilder { plugin, pre: _, limits, policy, deadline, stdout, stderr } = self;
+        let mut wasi = WasiCtxBuilder::new();
+        // Deny by default: no arguments, no stdin, no sockets, no DNS; only the grants, and only
+        // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
+        // granted, goes through `NetworkAccess`, not through sockets.)
+        wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        wasi.envs(&policy.env);
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        for grant in scope.grants.iter() {
+            let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            wasi.preopened_dir(&grant.host_path, &grant.guest_path, perms).map_err(|e| CallError::Failed {
+                plugin: plugin.clone(),
+                message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
+            })?;
+        }
+        Ok(HostState {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            network: NetworkAccess {
+                plugin: plugin.clone(),
+                policy: policy.network.clone(),
+                events: scope.events.clone(),
+                denials: Arc::default(),
+            },
+            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
+            plugin: plugin.clone(),
+            scope,
+            deadline,
+            budget: CallBudget::new(limits.output_bytes),
+            stderr: stderr.clone(),
+        })
     }
 }
