@@ -106,7 +106,9 @@ impl ServerHandler for Session {
     /// `Mcp-Param-*` headers against its `x-mcp-header` parameters (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let lists = self.state.lists(&self.state.catalog()).ok()?;
-        lists.tools.iter().find(|tool| tool.name == name).cloned()
+        // In the catalog's order: sorted by name.
+        let at = lists.tools.binary_search_by(|tool| tool.name.as_ref().cmp(name)).ok()?;
+        Some(lists.tools[at].clone())
     }
 
     async fn call_tool(

@@ -38,13 +38,21 @@ use crate::runtime::guest_io::{GuestOutput, StreamKind};
 use crate::runtime::limits::{Limits, MAX_TIMEOUT};
 use crate::runtime::policy::Policy;
 
+/// When something given `timeout` from now must stop. `Limits` are validated to at most a day;
+/// the fallback only guards the arithmetic.
+fn deadline_after(timeout: std::time::Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or(now + MAX_TIMEOUT)
+}
+
 /// The work of one call, given the fresh store and instance.
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 /// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
 /// it can fail into a [`CallError`] that names `plugin`. The instance is `ready`, made ahead
-/// and never used, when the caller has one; otherwise it is instantiated here. Returns the result and the call's
-/// budget, with everything the guest emitted during the call charged to it.
+/// and never used, when the caller has one; otherwise it is instantiated here. Returns the
+/// result and the call's budget, with everything the guest emitted during the call charged to
+/// it.
 pub(crate) async fn run_call<R: Send>(
     plugin: &Arc<str>,
     pre: &InstancePre<HostState>,
@@ -57,9 +65,7 @@ pub(crate) async fn run_call<R: Send>(
     let stdout = GuestOutput::new(plugin.clone(), StreamKind::Stdout);
     let stderr = GuestOutput::new(plugin.clone(), StreamKind::Stderr);
     let limits = Limits { timeout: scope.timeout.unwrap_or(limits.timeout), ..limits };
-    let now = Instant::now();
-    // `Limits` are validated to at most a day; the fallback only guards the arithmetic.
-    let deadline = now.checked_add(limits.timeout).unwrap_or(now + MAX_TIMEOUT);
+    let deadline = deadline_after(limits.timeout);
     let cancel = scope.cancel.clone();
     let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
     let (mut store, made) = match ready {

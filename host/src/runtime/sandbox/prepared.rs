@@ -20,17 +20,16 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Instant;
 
 use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
-use super::CallScope;
 use super::error::classify;
 use super::state::HostState;
 use super::store::StoreBuilder;
+use super::{CallScope, deadline_after};
 use crate::runtime::guest_io::{GuestOutput, StreamKind};
-use crate::runtime::limits::{Limits, MAX_TIMEOUT};
+use crate::runtime::limits::Limits;
 use crate::runtime::policy::Policy;
 
 /// Instances made ahead of calls kept per plugin unless the operator says otherwise: enough for
@@ -129,8 +128,7 @@ impl Prepared {
     async fn make(&self) -> Result<Ready, String> {
         let stdout = GuestOutput::new(self.plugin.clone(), StreamKind::Stdout);
         let stderr = GuestOutput::new(self.plugin.clone(), StreamKind::Stderr);
-        let now = Instant::now();
-        let deadline = now.checked_add(self.limits.timeout).unwrap_or(now + MAX_TIMEOUT);
+        let deadline = deadline_after(self.limits.timeout);
         let builder = StoreBuilder {
             plugin: &self.plugin,
             pre: &self.pre,
