@@ -204,6 +204,126 @@ async fn modern_requests_are_stateless_and_headers_must_match_the_body() {
     assert_schema("2026-07-28", "DiscoverResultResponse", &messages(response).await.pop().unwrap());
 }
 
+/// The stateless requests that need only their response take our lean path
+/// (`transport/stateless.rs`); the others, and any request it is unsure of, rmcp's service.
+/// Every answer is the same either way: each request is sent as a client sends it, then with a
+/// weighted `Accept` (the same preference, which the lean path leaves to rmcp), and the status,
+/// media type and messages must match (the sealed `requestState` of a question aside: it is
+/// fresh each time).
+#[tokio::test]
+async fn the_lean_stateless_path_answers_as_rmcp_does() {
+    let (server, url) =
+        Server::start_http_with_env(&[fixture("conformance")], &[("MCPBOX_LOG", "info,mcpbox::mcp::transport=debug")]);
+    // (method, params, Mcp-Name, whether the lean path serves it)
+    let requests = [
+        ("tools/list", json!({}), None, true),
+        ("tools/call", json!({ "name": "conformance.test_simple_text" }), Some("conformance.test_simple_text"), true),
+        (
+            "tools/call",
+            json!({ "name": "conformance.test_error_handling" }),
+            Some("conformance.test_error_handling"),
+            true,
+        ),
+        ("tools/call", json!({ "name": "conformance.nothing_here" }), Some("conformance.nothing_here"), true),
+        (
+            "tools/call",
+            json!({ "name": "conformance.test_input_required_result_elicitation" }),
+            Some("conformance.test_input_required_result_elicitation"),
+            true,
+        ),
+        ("resources/list", json!({}), None, true),
+        ("resources/templates/list", json!({}), None, true),
+        ("resources/read", json!({ "uri": "test://static-text" }), Some("test://static-text"), true),
+        ("prompts/list", json!({}), None, true),
+        (
+            "prompts/get",
+            json!({ "name": "conformance.test_simple_prompt" }),
+            Some("conformance.test_simple_prompt"),
+            true,
+        ),
+        (
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "conformance.test_prompt_with_arguments" },
+            "argument": { "name": "arg1", "value": "a" } }),
+            None,
+            true,
+        ),
+        // Parameters bound to headers are rmcp's to check (here: a missing Mcp-Param-Region).
+        (
+            "tools/call",
+            json!({ "name": "conformance.test_custom_header", "arguments": { "region": "eu" } }),
+            Some("conformance.test_custom_header"),
+            false,
+        ),
+        // A progress token makes the response a stream of several messages: rmcp's.
+        (
+            "tools/call",
+            json!({ "name": "conformance.test_tool_with_progress", "_meta": { "progressToken": 5 } }),
+            Some("conformance.test_tool_with_progress"),
+            false,
+        ),
+        // Not a request at all: a stray `result` (rmcp's error either way).
+        ("tools/list", json!({ "result": {} }), None, false),
+    ];
+    let lean_taken = |server: &Server| server.stderr().matches("served on the lean stateless path").count();
+    for (id, (method, params, name, takes_lean)) in requests.into_iter().enumerate() {
+        let mut request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut meta = modern_meta();
+        if let Some(token) = params.pointer("/_meta/progressToken") {
+            meta["progressToken"] = token.clone();
+        }
+        request["params"]["_meta"] = meta;
+        if let Some(stray) = params.get("result") {
+            request["params"].as_object_mut().unwrap().remove("result");
+            request["result"] = stray.clone();
+        }
+        let mut headers = vec![("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)];
+        headers.extend(name.map(|name| ("mcp-name", name)));
+        let before = lean_taken(&server);
+        let expected = before + usize::from(takes_lean);
+        let mut weighted = headers.clone();
+        weighted.push(("accept", "application/json;q=1, text/event-stream;q=0.9"));
+        let by_rmcp = answer(post(&url, &request, &weighted).await).await;
+        let lean = answer(post(&url, &request, &headers).await).await;
+        // The log is read by a thread of the test: wait for the lean request's line (a line of
+        // the one before it would come first, and show as one too many).
+        let end = Instant::now() + Duration::from_secs(5);
+        while lean_taken(&server) < expected && Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if !takes_lean {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(lean_taken(&server), expected, "{method} {params}: {}", server.stderr());
+        assert_eq!(lean, by_rmcp, "{method} {params}");
+        assert!(!lean.2.is_empty(), "{method} {params}");
+    }
+}
+
+/// A response as its status, media type and messages, without `requestState` values.
+async fn answer(response: reqwest::Response) -> (u16, String, Vec<Value>) {
+    let status = response.status().as_u16();
+    let kind = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    // A refusal before any JSON-RPC (a bad request) is plain text.
+    let mut messages = if kind.starts_with("text/plain") || kind.is_empty() {
+        vec![Value::String(response.text().await.unwrap())]
+    } else {
+        messages(response).await
+    };
+    fn forget_state(value: &mut Value) {
+        match value {
+            Value::Object(object) => {
+                object.remove("requestState");
+                object.values_mut().for_each(forget_state);
+            }
+            Value::Array(items) => items.iter_mut().for_each(forget_state),
+            _ => {}
+        }
+    }
+    messages.iter_mut().for_each(forget_state);
+    (status, kind, messages)
+}
+
 /// 2026-07-28 Streamable HTTP §Cancellation: closing a request's stream cancels the request.
 /// (Legacy sessions are different by design: 2025-11-25 says a disconnect SHOULD NOT be taken
 /// as cancellation; those clients send `notifications/cancelled`.)

@@ -1,10 +1,12 @@
 //! What every connection shares: the live catalog, the operator's directories, and the list
 //! results converted to MCP types once per catalog (list requests only slice them).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
+use serde_json::Value;
 
 use super::convert;
 use super::request_state::StateKeys;
@@ -20,13 +22,23 @@ pub(crate) struct Lists {
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) templates: Vec<ResourceTemplate>,
+    /// The tools some of whose parameters are bound to `Mcp-Param-*` headers (`x-mcp-header`,
+    /// SEP-2243): their calls' headers are rmcp's to check.
+    header_bound: BTreeSet<String>,
 }
 
 impl Lists {
     fn of(catalog: &Catalog, watching: bool) -> Result<Lists, McpError> {
+        let tools: Vec<Tool> =
+            catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?;
         Ok(Lists {
             capabilities: convert::capabilities(catalog, watching),
-            tools: catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?,
+            header_bound: tools
+                .iter()
+                .filter(|tool| names_key(&tool.input_schema, "x-mcp-header"))
+                .map(|tool| tool.name.to_string())
+                .collect(),
+            tools,
             prompts: catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?,
             templates: catalog
                 .templates()
@@ -34,6 +46,26 @@ impl Lists {
                 .map(|e| convert::resource_template(&e.name, &e.item))
                 .collect::<Result<_, _>>()?,
         })
+    }
+}
+
+impl Lists {
+    /// Whether a call of tool `name` carries parameters in `Mcp-Param-*` headers.
+    pub(crate) fn binds_headers(&self, name: &str) -> bool {
+        self.header_bound.contains(name)
+    }
+}
+
+/// Whether `key` is a key anywhere in the JSON object `object`.
+fn names_key(object: &serde_json::Map<String, Value>, key: &str) -> bool {
+    object.iter().any(|(k, v)| k == key || value_names_key(v, key))
+}
+
+fn value_names_key(value: &Value, key: &str) -> bool {
+    match value {
+        Value::Object(object) => names_key(object, key),
+        Value::Array(items) => items.iter().any(|item| value_names_key(item, key)),
+        _ => false,
     }
 }
 

@@ -171,9 +171,14 @@ impl Server {
     /// Starts `mcpbox serve --http 127.0.0.1:0` with these arguments and returns it with the
     /// URL of its MCP endpoint.
     pub fn start_http<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Server, String) {
+        Server::start_http_with_env(args, &[])
+    }
+
+    /// [`Server::start_http`] with extra environment variables for mcpbox itself.
+    pub fn start_http_with_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> (Server, String) {
         let mut all: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
         all.extend(["--http".into(), "127.0.0.1:0".into()]);
-        let server = Server::start(&all);
+        let server = Server::start_with_env(&all, env);
         let end = Instant::now() + WAIT;
         loop {
             let log = server.stderr();

@@ -2,7 +2,8 @@
 //! 2025-11-25 and 2026-07-28) on axum, with rmcp's `StreamableHttpService` doing the protocol's
 //! HTTP rules: legacy sessions (`Mcp-Session-Id`, DELETE, GET SSE streams, `Last-Event-ID`),
 //! stateless 2026-07-28 requests (`Mcp-Method`/`Mcp-Name` checked against the body),
-//! 405/406/415/400/404 and 413 on an oversized body. Beside it, on the same listener, the
+//! 405/406/415/400/404 and 413 on an oversized body; in front of it, the stateless requests
+//! that need only their response take a lean path of ours (`stateless.rs`). Beside it, on the same listener, the
 //! WebSocket transport (`websocket.rs`, at `/ws` unless turned off) and, when the operator turns
 //! it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz`
 //! passes `guard.rs` first (Host, Origin, bearer token). We add the safety defaults (loopback,
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::early_stream;
 use super::guard::{self, Admission};
 use super::legacy_sse::{self, LegacySse};
+use super::stateless::Lean;
 use super::websocket::{self, Sockets};
 use crate::config::HttpOptions;
 use crate::mcp::{McpState, Session};
@@ -79,9 +81,10 @@ pub async fn serve(
         let state = state.clone();
         StreamableHttpService::new(move || Ok(Session::new(state.clone())), Arc::new(sessions), config)
     };
+    let lean = Lean::new(state.clone(), options.max_body_bytes, sessions_done.clone());
 
     let mut mcp = Router::new()
-        .route(&options.path, any(streamable_http).with_state(Arc::new(service)))
+        .route(&options.path, any(streamable_http).with_state(Arc::new(StreamableHttp { lean, rmcp: service })))
         .layer(middleware::from_fn_with_state(options.heartbeat, early_stream::stream_early))
         .layer(middleware::from_fn(session_end_is_no_content));
     if let Some(path) = &options.ws_path {
@@ -138,14 +141,22 @@ pub async fn serve(
     Ok(())
 }
 
-/// rmcp's Streamable HTTP service for one request. Behind an `Arc`: as a tower service it is
-/// cloned for every request, twice (by axum's router, then by its own `call`), with its config's
-/// host and origin lists; that was 4% of the server's CPU per HTTP call.
-async fn streamable_http(State(service): State<Arc<StreamableHttp>>, request: Request) -> Response {
-    service.handle(request).await.map(axum::body::Body::new)
+/// The Streamable HTTP endpoint: the stateless requests that need only their response on the
+/// lean path (`stateless.rs`), everything else on rmcp's service.
+struct StreamableHttp {
+    lean: Lean,
+    rmcp: StreamableHttpService<Session, LocalSessionManager>,
 }
 
-type StreamableHttp = StreamableHttpService<Session, LocalSessionManager>;
+/// One request at the endpoint. rmcp's service is called through an `Arc`, not as a tower
+/// service: that is cloned for every request, twice (by axum's router, then by its own
+/// `call`), with its config's host and origin lists; that was 4% of the server's CPU per call.
+async fn streamable_http(State(endpoint): State<Arc<StreamableHttp>>, request: Request) -> Response {
+    match endpoint.lean.serve(request).await {
+        Ok(response) => response,
+        Err(request) => endpoint.rmcp.handle(request).await.map(axum::body::Body::new),
+    }
+}
 
 /// A DELETE that ended a session answers 204 rather than rmcp's 202: nothing is pending, and
 /// clients (the Python SDK among them) treat anything but 200/204 as a failed termination.

@@ -6,6 +6,7 @@
 //! - `http`: the HTTP listener, with Streamable HTTP (rmcp's service) and beside it
 //!   - `websocket`: subprotocol `mcp`, a text frame per message;
 //!   - `legacy_sse`: the 2024-11-05 HTTP+SSE transport, off unless turned on;
+//!   - `stateless`: the lean path of the stateless requests that need only their response;
 //!   - `guard`: Host, Origin and the bearer token, in front of every endpoint;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
@@ -17,5 +18,6 @@ mod framing;
 mod guard;
 pub mod http;
 mod legacy_sse;
+mod stateless;
 pub mod stdio;
 mod websocket;

@@ -48,6 +48,17 @@ fn deadline_after(timeout: std::time::Duration) -> Instant {
 /// The work of one call, given the fresh store and instance.
 pub type CallFuture<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
+/// A call whose future is dropped before it ends (its caller went away without a cancellation
+/// token's say: an HTTP request's future, dropped on disconnect) says so, as a cancelled call
+/// that ends does; the guest stops with the future, its store and pool slot dropped with it.
+struct Unfinished<'a>(&'a Arc<str>);
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        tracing::warn!("call to plugin `{}` was cancelled: its caller went away", self.0);
+    }
+}
+
 /// Runs `work` in a fresh instance of `pre` under `limits` and `policy`, and turns every way
 /// it can fail into a [`CallError`] that names `plugin`. The instance is `ready`, made ahead
 /// and never used, when the caller has one; otherwise it is instantiated here. Returns the
@@ -77,6 +88,7 @@ pub(crate) async fn run_call<R: Send>(
     };
 
     let outcome = {
+        let unfinished = Unfinished(plugin);
         let run = async {
             let instance = match made {
                 Some(instance) => instance,
@@ -86,11 +98,13 @@ pub(crate) async fn run_call<R: Send>(
         };
         // The epoch callback stops a guest that computes; these stop one that waits on the
         // host (a sleep, a poll), where no epoch check runs.
-        tokio::select! {
+        let outcome = tokio::select! {
             result = run => result.map_err(Some),
             () = cancel.cancelled() => Err(None),
             () = tokio::time::sleep_until(deadline.into()) => Err(Some(Interrupt::Deadline.into())),
-        }
+        };
+        std::mem::forget(unfinished);
+        outcome
     };
     stdout.finish();
     stderr.finish();
