@@ -3,9 +3,9 @@
 //! HTTP rules: legacy sessions (`Mcp-Session-Id`, DELETE, GET SSE streams, `Last-Event-ID`),
 //! stateless 2026-07-28 requests (`Mcp-Method`/`Mcp-Name` checked against the body),
 //! 405/406/415/400/404 and 413 on an oversized body; in front of it, the stateless requests
-//! that need only their response take a lean path of ours (`stateless.rs`). Beside it, on the same listener, the
-//! WebSocket transport (`websocket.rs`, at `/ws` unless turned off) and, when the operator turns
-//! it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz`
+//! that need only their response take a lean path of ours (`stateless.rs`). Beside it, on the
+//! same listener, the WebSocket transport (`websocket.rs`, at `/ws` unless turned off) and,
+//! when the operator turns it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz`
 //! passes `guard.rs` first (Host, Origin, bearer token). We add the safety defaults (loopback,
 //! same-machine origins only), heartbeats on every SSE stream (`--heartbeat-ms`; a response
 //! slow to start becomes one, `early_stream.rs`),
