@@ -33,6 +33,7 @@ enum Mode {
 
 /// Runs `lanes` concurrent request loops for `seconds`; returns calls/s, median and p99.
 async fn run(url: &str, mode: Mode, lanes: usize, seconds: f64) -> (f64, Duration, Duration) {
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(256).build().unwrap();
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let mut tasks = Vec::new();
@@ -131,6 +132,7 @@ fn main() {
     let sessions = 500;
     let before = rss_kib(pid);
     let kept: Vec<String> = runtime.block_on(async {
+        let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
         let mut ids = Vec::new();
         for _ in 0..sessions {

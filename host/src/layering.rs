@@ -1,12 +1,14 @@
 //! The layering rule, checked on the source: dependencies point down only
-//! (`cli` → `mcp` → `config` → `runtime`), and only `mcp` touches rmcp. A module that imports
+//! (`cli` → `mcp` → `config` → `runtime` and `registry`, which are apart), and only `mcp`
+//! touches rmcp. A module that imports
 //! from a layer above it fails this test, naming the file and the line.
 
 use std::path::{Path, PathBuf};
 
 /// What code under each layer may not name: the layers above it (and, below `mcp`, rmcp).
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("runtime", &["rmcp", "crate::mcp", "crate::config", "crate::cli"]),
+    ("runtime", &["rmcp", "crate::mcp", "crate::config", "crate::cli", "crate::registry"]),
+    ("registry", &["rmcp", "crate::mcp", "crate::config", "crate::cli", "crate::runtime"]),
     ("config", &["rmcp", "crate::mcp", "crate::cli"]),
     ("mcp", &["crate::cli"]),
 ];

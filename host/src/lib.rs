@@ -3,14 +3,17 @@
 //! Four layers, each importing only from the layers below it (`docs/architecture.md` draws
 //! them and says where every concern lives):
 //!
-//! - [`cli`]: the commands (`serve`, `check`, `compile`, `inspect`, `new`);
+//! - [`cli`]: the commands (`serve`, `check`, `compile`, `inspect`, `new`, and the registry's
+//!   `pull`, `publish`, `sign`, `keygen`);
 //! - `config`: the command line and the config file, merged and checked;
 //! - `mcp`: the protocol layer, the only code that touches rmcp;
-//! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types.
+//! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types;
+//! - `registry`: `oci://` plugins pulled, pinned and verified (beside the runtime).
 
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod mcp;
+pub(crate) mod registry;
 pub mod runtime;
 
 #[cfg(test)]

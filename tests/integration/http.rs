@@ -26,7 +26,7 @@ fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
 
 /// POSTs `body` with the headers a compliant client sends, plus `extra`.
 pub(crate) async fn post(url: &str, body: &Value, extra: &[(&str, &str)]) -> reqwest::Response {
-    reqwest::Client::new()
+    http_client()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -88,7 +88,7 @@ async fn legacy_sessions_and_every_status_code() {
     let bad_version = [(SESSION, session.as_str()), ("mcp-protocol-version", "1999-01-01")];
     assert_eq!(post(&url, &list, &bad_version).await.status(), 400, "unsupported protocol version header");
 
-    let client = reqwest::Client::new();
+    let client = http_client();
     assert_eq!(client.put(&url).send().await.unwrap().status(), 405);
     let no_type = client.post(&url).header("accept", "application/json, text/event-stream").body(list.to_string());
     assert_eq!(no_type.headers(headers(&session_headers(&session))).send().await.unwrap().status(), 415);
@@ -105,7 +105,7 @@ async fn legacy_sessions_and_every_status_code() {
 async fn foreign_origins_hosts_and_oversized_bodies_are_refused() {
     let (_server, url) =
         Server::start_http(&[fixture("conformance").into_os_string(), "--max-message-bytes".into(), "4096".into()]);
-    let client = reqwest::Client::new();
+    let client = http_client();
     let health = client.get(url.replace("/mcp", "/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
 
@@ -556,7 +556,7 @@ async fn a_lost_stream_resumes_from_last_event_id() {
         }
     };
     drop(response);
-    let resumed = reqwest::Client::new()
+    let resumed = http_client()
         .get(&url)
         .header("accept", "text/event-stream")
         .header("last-event-id", &last_id)

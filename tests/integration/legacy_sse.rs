@@ -68,7 +68,7 @@ impl Events {
 
 /// `GET /sse`: the stream and the URL its `endpoint` event names.
 async fn open(base: &str, extra: &[(&str, &str)]) -> (Events, String) {
-    let mut request = reqwest::Client::new().get(format!("{base}/sse")).header("accept", "text/event-stream");
+    let mut request = http_client().get(format!("{base}/sse")).header("accept", "text/event-stream");
     for (name, value) in extra {
         request = request.header(*name, *value);
     }
@@ -85,7 +85,7 @@ async fn open(base: &str, extra: &[(&str, &str)]) -> (Events, String) {
 }
 
 async fn post(url: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
-    reqwest::Client::new().post(url).header("content-type", "application/json").body(body).send().await.unwrap()
+    http_client().post(url).header("content-type", "application/json").body(body).send().await.unwrap()
 }
 
 fn base(url: &str) -> String {
@@ -152,7 +152,7 @@ async fn an_old_client_is_served_and_every_bad_post_gets_its_refusal() {
     assert_eq!(post(&format!("{base}/sse/messages"), initialize().to_string()).await.status(), 400);
     assert_eq!(post(&format!("{base}/sse/messages?sessionId=feed"), initialize().to_string()).await.status(), 404);
     // A foreign page may not open a session.
-    let foreign = reqwest::Client::new().get(format!("{base}/sse")).header("origin", "http://evil.example.com").send();
+    let foreign = http_client().get(format!("{base}/sse")).header("origin", "http://evil.example.com").send();
     assert_eq!(foreign.await.unwrap().status(), 403);
 
     // A session on a raw socket, so that "the stream ends" means exactly closing the

@@ -27,6 +27,7 @@ mod protocol;
 mod proxy;
 mod real_client;
 mod reference_servers;
+mod registry;
 mod reload;
 mod request_state;
 mod roots;

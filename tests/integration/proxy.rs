@@ -104,7 +104,7 @@ fn slow_result(body: &str) -> Option<String> {
 
 /// A call as a 2026-07-28 Streamable HTTP POST.
 async fn post_call(base: &str, call: &Value) -> reqwest::Result<reqwest::Response> {
-    reqwest::Client::new()
+    http_client()
         .post(format!("{base}/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -126,7 +126,7 @@ async fn over_streamable_http(base: &str) -> Option<String> {
 
 /// The slow call in a legacy Streamable HTTP session, whose POST stream starts at once.
 async fn in_a_legacy_session(base: &str) -> Option<String> {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let initialize = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "proxy-tests", "version": "1" } } });
     let post = |body: Value, session: Option<String>| {
@@ -150,7 +150,7 @@ async fn in_a_legacy_session(base: &str) -> Option<String> {
 
 /// The slow call on the 2024-11-05 HTTP+SSE stream.
 async fn over_legacy_sse(base: &str) -> Option<String> {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let response = client.get(format!("{base}/sse")).send().await.ok()?;
     let mut events = Events::new(response);
     let (_, endpoint) = events.next().await;

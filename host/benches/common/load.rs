@@ -222,6 +222,7 @@ pub fn start_http(server: &Server) -> (Child, String) {
 
 /// `lanes` concurrent request loops over HTTP for `seconds` against the server `pid` at `url`.
 pub async fn run_http(pid: u32, url: &str, server: &Server, modern: bool, lanes: usize, seconds: f64) -> Stats {
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(256).build().unwrap();
     let mut tasks = Vec::new();
     let start = Instant::now() + Duration::from_millis(300);

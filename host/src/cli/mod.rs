@@ -7,6 +7,7 @@ mod compile;
 mod grants;
 mod inspect;
 mod new;
+mod registry;
 mod serve;
 
 use std::path::PathBuf;
@@ -75,6 +76,38 @@ enum Command {
         #[arg(long)]
         bytes: usize,
     },
+    /// Pin and fetch every `oci://` plugin of the config (into `mcpbox.lock` and the store),
+    /// verifying signatures, so that serving needs no registry afterwards.
+    Pull(Box<ServeArgs>),
+    /// Push a component to a registry as a Wasm OCI artifact; prints the digest to sign.
+    Publish {
+        /// The `.wasm` component.
+        file: PathBuf,
+        /// Where to push it: `oci://REGISTRY/REPO:TAG`.
+        reference: String,
+        /// A description, kept as the artifact's `org.opencontainers.image.description`.
+        #[arg(long)]
+        description: Option<String>,
+        /// Reach this registry over plain HTTP (registries on this machine always may be).
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure: Vec<String>,
+    },
+    /// Sign a published component (cosign's signature format, attached in the registry).
+    Sign {
+        /// The component: `oci://REGISTRY/REPO@sha256:DIGEST`.
+        reference: String,
+        /// The private key: PEM PKCS#8 ECDSA P-256 (`mcpbox keygen`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// Reach this registry over plain HTTP (registries on this machine always may be).
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure: Vec<String>,
+    },
+    /// Make a signing key pair: NAME.key (private) and NAME.pub (for operators' [trust] keys).
+    Keygen {
+        /// The path of the pair, without extension.
+        name: PathBuf,
+    },
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
         /// The `.wasm` component.
@@ -126,6 +159,12 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Inspect { file, json, config }) => inspect::run(file, json, config).await,
         Some(Command::Check(args)) => check::run(*args).await,
         Some(Command::Compile(args)) => compile::run(*args).await,
+        Some(Command::Pull(args)) => registry::pull(*args).await,
+        Some(Command::Publish { file, reference, description, insecure }) => {
+            registry::publish(&file, &reference, description, &insecure).await
+        }
+        Some(Command::Sign { reference, key, insecure }) => registry::sign(&reference, &key, &insecure).await,
+        Some(Command::Keygen { name }) => registry::keygen(&name),
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {
             let options = EngineOptions { cache_dir, pooling, max_memory_bytes, copy_on_write };

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
+use super::registry;
 use crate::config::{ServeArgs, Settings};
 use crate::mcp::StateKeys;
 use crate::mcp::transport::{http, stdio};
@@ -35,7 +36,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     if args.paths.is_empty() && args.config.is_none() && std::io::stdin().is_terminal() {
         eprintln!("{GUIDE}");
     }
-    let settings = Settings::from_args(&args)?;
+    let mut settings = Settings::from_args(&args)?;
+    registry::resolve_into(&mut settings).await?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     tracing::info!(
         "instance memory: {} ({})",

@@ -9,8 +9,24 @@ use crate::runtime::engine::CopyOnWrite;
 /// Options of `mcpbox serve`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
-    /// Plugin files (`.wasm` components) or directories of them.
+    /// Plugin files (`.wasm` components), directories of them, or registry references
+    /// (`oci://REGISTRY/REPO:TAG` or `...@sha256:DIGEST`, pinned in `mcpbox.lock`).
     pub paths: Vec<PathBuf>,
+    /// Refuse to resolve any registry reference that `mcpbox.lock` does not pin.
+    #[arg(long)]
+    pub locked: bool,
+    /// Trust signatures by this public key (PEM, as `cosign.pub`) for every registry plugin
+    /// (repeatable; adds to `[trust] keys`).
+    #[arg(long = "trust-key", value_name = "FILE")]
+    pub trust_keys: Vec<PathBuf>,
+    /// Serve this registry reference although no trusted key signed it (repeatable; adds to
+    /// `[trust] unsigned`).
+    #[arg(long = "allow-unsigned", value_name = "REF")]
+    pub allow_unsigned: Vec<String>,
+    /// Reach this registry (`HOST:PORT`) over plain HTTP; registries on this machine always
+    /// may be (repeatable; adds to `[registries] insecure`).
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    pub insecure_registries: Vec<String>,
     /// Grant plugins read-only access to this directory (repeatable). Clients' MCP roots can
     /// narrow what is granted, never widen it.
     #[arg(long = "root", value_name = "DIR")]

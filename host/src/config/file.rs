@@ -33,6 +33,42 @@ pub(crate) struct FileConfig {
     /// Per-plugin settings, by plugin name.
     #[serde(default)]
     pub(crate) plugin: HashMap<String, FilePlugin>,
+    #[serde(default)]
+    pub(crate) trust: FileTrust,
+    #[serde(default)]
+    pub(crate) registries: FileRegistries,
+}
+
+/// `[trust]`: whose signatures registry plugins need (docs/registries.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileTrust {
+    /// Public keys (PEM files, relative to the config) trusted for every registry plugin.
+    #[serde(default)]
+    pub(crate) keys: Vec<Spanned<PathBuf>>,
+    /// References served although unsigned: the operator's explicit opt-out, one by one.
+    #[serde(default)]
+    pub(crate) unsigned: Vec<String>,
+    /// `[trust.plugin.NAME]`: keys trusted for one plugin only.
+    #[serde(default)]
+    pub(crate) plugin: BTreeMap<String, FileTrustPlugin>,
+}
+
+/// `[trust.plugin.NAME]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileTrustPlugin {
+    #[serde(default)]
+    pub(crate) keys: Vec<Spanned<PathBuf>>,
+}
+
+/// `[registries]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileRegistries {
+    /// Registries (`HOST:PORT`) reached over plain HTTP although not on this machine.
+    #[serde(default)]
+    pub(crate) insecure: Vec<String>,
 }
 
 /// `[[roots]]`: a directory every plugin may see (unless it opts out).

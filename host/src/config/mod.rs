@@ -25,6 +25,8 @@ use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::Problems;
 
+use crate::registry::cosign::PublicKey;
+use crate::registry::{OciRef, Trust, is_reference, lock_path};
 use crate::runtime::compile::CompileBounds;
 use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
@@ -76,6 +78,21 @@ pub struct Settings {
     pub request_state_ttl: std::time::Duration,
     /// Task deadline, retention and limits.
     pub tasks: TaskSettings,
+    /// Registry references (`oci://`), the file's then the command line's.
+    pub plugin_refs: Vec<OciRef>,
+    /// How registry references are pinned and trusted.
+    pub registry: RegistrySettings,
+}
+
+/// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
+#[derive(Debug, Clone)]
+pub struct RegistrySettings {
+    /// The cache directory the store of pulled blobs lives under.
+    pub store_dir: Option<PathBuf>,
+    pub lock_path: PathBuf,
+    pub locked: bool,
+    pub trust: Trust,
+    pub insecure: Vec<String>,
 }
 
 impl Settings {
@@ -84,7 +101,8 @@ impl Settings {
     pub fn from_args(args: &ServeArgs) -> Result<Settings> {
         let file = ConfigFile::read(args.config.as_deref())?;
         let mut problems = Problems::default();
-        let plugin_paths = plugin_paths(&file, args);
+        let (plugin_paths, plugin_refs) = plugin_sources(&file, args, &mut problems);
+        let registry = registry_settings(&file, args, &mut problems);
         let limits = call_limits(&file, args, &mut problems);
         let compile_bounds = compile_bounds(&file, args, &mut problems);
         let request_state_ttl = problems
@@ -114,15 +132,66 @@ impl Settings {
             request_state_keys: args.request_state_keys.clone(),
             request_state_ttl,
             tasks,
+            plugin_refs,
+            registry,
         })
     }
 }
 
-/// The file's plugin paths (relative to it), then the command line's.
-fn plugin_paths(file: &ConfigFile, args: &ServeArgs) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = file.config.plugins.iter().map(|p| file.resolve(p)).collect();
-    paths.extend(args.paths.iter().cloned());
-    paths
+/// The file's plugins (paths relative to it), then the command line's: files and directories
+/// apart from registry references.
+fn plugin_sources(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> (Vec<PathBuf>, Vec<OciRef>) {
+    let (mut paths, mut refs) = (Vec::new(), Vec::new());
+    let in_file = file.config.plugins.iter().map(|p| (p, true));
+    for (path, from_file) in in_file.chain(args.paths.iter().map(|p| (p, false))) {
+        match path.to_str().filter(|text| is_reference(text)) {
+            Some(text) => {
+                let parsed = OciRef::parse(text).with_context(|| match from_file {
+                    true => format!("{}: plugins", file.path.display()),
+                    false => "on the command line".to_owned(),
+                });
+                if let Some(parsed) = problems.take(parsed) {
+                    refs.push(parsed);
+                }
+            }
+            None if from_file => paths.push(file.resolve(path)),
+            None => paths.push(path.clone()),
+        }
+    }
+    (paths, refs)
+}
+
+/// `[trust]`, `[registries]` and their flags; every key file is read now, so that a missing
+/// or malformed one is named with its file, line and key.
+fn registry_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> RegistrySettings {
+    let section = &file.config.trust;
+    let read = |path: &Spanned<PathBuf>, key: &str| {
+        PublicKey::read(&file.resolve(path.get_ref())).with_context(|| format!("{}: {key}", file.at(path.span())))
+    };
+    let mut trust = Trust::default();
+    trust.keys.extend(section.keys.iter().filter_map(|path| problems.take(read(path, "[trust] keys"))));
+    for path in &args.trust_keys {
+        trust.keys.extend(problems.take(PublicKey::read(path).context("in --trust-key")));
+    }
+    for (name, plugin) in &section.plugin {
+        let key = format!("[trust.plugin.{name}] keys");
+        let keys = plugin.keys.iter().filter_map(|path| problems.take(read(path, &key))).collect();
+        trust.per_plugin.insert(name.clone(), keys);
+    }
+    trust.unsigned.extend(section.unsigned.iter().chain(&args.allow_unsigned).cloned());
+    let mut insecure = file.config.registries.insecure.clone();
+    insecure.extend(args.insecure_registries.iter().cloned());
+    RegistrySettings {
+        store_dir: args
+            .cache_dir
+            .clone()
+            .or(file.config.cache.dir.as_ref().map(|d| file.resolve(d)))
+            .or_else(default_cache_dir),
+        lock_path: lock_path(args.config.as_deref()),
+        locked: args.locked,
+        trust,
+        insecure,
+    }
 }
 
 /// `[[roots]]`, then `--root` and `--root-rw`; each must be an existing directory.

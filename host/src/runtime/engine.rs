@@ -138,8 +138,10 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
 /// missing); otherwise why not.
 fn open_cache(dir: &std::path::Path) -> Result<Cache, String> {
     let cannot = |e: &dyn std::fmt::Display| format!("cannot use the compile cache directory {}: {e}", dir.display());
-    // wasmtime wants an absolute cache path; a relative one means "from here".
-    let dir = std::path::absolute(dir).map_err(|e| cannot(&e))?;
+    // wasmtime wants an absolute cache path; a relative one means "from here". It gets a
+    // directory of its own: its cleanup deletes whatever it does not recognize in its tree
+    // (it deleted the registry store, `oci/`, when that lay beside its `modules/`).
+    let dir = std::path::absolute(dir).map_err(|e| cannot(&e))?.join("wasmtime");
     std::fs::create_dir_all(&dir).map_err(|e| cannot(&e))?;
     // wasmtime's cache ignores failed writes; find out now, not by compiling every time.
     let probe = dir.join(format!(".mcpbox-write-probe-{}", std::process::id()));

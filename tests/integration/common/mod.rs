@@ -355,6 +355,13 @@ pub fn assert_schema(version: &str, name: &str, value: &Value) {
     assert!(errors.is_empty(), "not a valid {name} of MCP {version}: {errors:?}\nvalue: {value}");
 }
 
+/// An HTTP client for the tests. reqwest's rustls comes without a crypto provider (the host's
+/// oci-client asks for it so, to use ring): install ring's before the first client.
+pub fn http_client() -> reqwest::Client {
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A temporary directory tree for grants.
 /// `tools/call` of `name` with `arguments`; the result.
 pub fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {

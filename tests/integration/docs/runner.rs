@@ -6,7 +6,8 @@
 //! - `mcpbox` on `PATH` is the binary under test, and so is `target/release/mcpbox`;
 //!   `target/plugins` holds the bundled plugins, as after `scripts/run.sh` in a checkout;
 //! - a `cd` in one block holds for the next; stdin is empty, so `mcpbox serve` over stdio ends;
-//! - `127.0.0.1:8080` in a `background` or `python` block becomes a free port.
+//! - `127.0.0.1:8080` in a block that runs, writes a file or shows output becomes a free port;
+//! - a page that runs `docker-registry` finds Debian's on `PATH` (`scripts/setup-registry.sh`).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -22,6 +23,8 @@ pub struct Workspace {
     pub cwd: PathBuf,
     port: u16,
     background: Vec<Child>,
+    /// A directory put first on `PATH` (a real component the page runs).
+    extra_path: Option<PathBuf>,
     /// What the last block printed (stdout, then stderr).
     last_output: String,
 }
@@ -63,14 +66,18 @@ impl Workspace {
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         std::fs::write(dir.path().join("project/notes.txt"), "a file in ~/project\n").unwrap();
         let cwd = dir.path().to_owned();
-        Workspace { dir, cwd, port: free_port(), background: Vec::new(), last_output: String::new() }
+        Workspace { dir, cwd, port: free_port(), background: Vec::new(), last_output: String::new(), extra_path: None }
     }
 
     /// A command in the workspace's environment, in its current directory.
     fn command(&self, program: &str) -> Command {
         let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
         let mut command = Command::new(program);
-        let path = format!("{}:{}", self.dir.path().join(".doc-test-bin").display(), std::env::var("PATH").unwrap());
+        let mut path =
+            format!("{}:{}", self.dir.path().join(".doc-test-bin").display(), std::env::var("PATH").unwrap());
+        if let Some(extra) = &self.extra_path {
+            path = format!("{}:{path}", extra.display());
+        }
         command
             .current_dir(&self.cwd)
             .env("PATH", path)
@@ -115,7 +122,7 @@ impl Workspace {
         assert!(!shell || block.info == "sh", "{at}: a `{}` block cannot be run as a shell script", block.info);
         match mode {
             Mode::Run | Mode::RunFails => {
-                let output = self.shell(&block.text);
+                let output = self.shell(&self.with_port(&block.text));
                 let expect_success = mode == Mode::Run;
                 assert!(
                     output.status.success() == expect_success,
@@ -125,11 +132,11 @@ impl Workspace {
                     self.last_output
                 );
             }
-            Mode::Output => assert_output(&at, &block.text, &self.last_output),
+            Mode::Output => assert_output(&at, &self.with_port(&block.text), &self.last_output),
             Mode::File(path) => {
                 let path = self.cwd.join(path);
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(path, &block.text).unwrap();
+                std::fs::write(path, self.with_port(&block.text)).unwrap();
             }
             Mode::SameAs(path) => {
                 let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
@@ -212,6 +219,13 @@ fn assert_output(at: &str, expected: &str, output: &str) {
 /// Runs every block of `path` in a fresh workspace; returns it for more checks.
 pub fn run_document(path: &str) -> Workspace {
     let mut workspace = Workspace::new();
+    let text = std::fs::read_to_string(repo_root().join(path)).unwrap();
+    if text.contains("docker-registry serve") {
+        let setup = Command::new("bash").arg(repo_root().join("scripts/setup-registry.sh")).output().unwrap();
+        assert!(setup.status.success(), "setting up the registry failed: {}", String::from_utf8_lossy(&setup.stderr));
+        let binary = PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim());
+        workspace.extra_path = binary.parent().map(PathBuf::from);
+    }
     for block in blocks(&repo_root(), path) {
         workspace.apply(&block);
     }

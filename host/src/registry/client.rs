@@ -1,0 +1,225 @@
+//! Talking to registries through oci-client: resolving a tag, pulling a component artifact and
+//! its cosign signatures into the store (every size bounded while it downloads), pushing an
+//! artifact or a signature. Credentials come from the Docker config (`~/.docker/config.json`,
+//! `DOCKER_CONFIG`), its credential helpers and store, as container tools find them; a registry
+//! without an entry is pulled anonymously. Plain HTTP only for a registry on this machine or
+//! one the operator names as insecure.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, anyhow};
+use futures::TryStreamExt;
+use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+
+use super::artifact;
+use super::cosign::{self, PAYLOAD_MEDIA_TYPE, SIGNATURE_ANNOTATION, Signature};
+use super::reference::OciRef;
+use super::store::{Store, sha256_digest};
+
+/// The largest manifest or signature payload accepted: they are small JSON documents.
+const MAX_DOCUMENT_BYTES: u64 = 1 << 20;
+/// The manifest media types a component may be published under.
+const MANIFEST_TYPES: &[&str] =
+    &["application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"];
+
+/// A registry client for a set of references.
+pub struct Registries {
+    client: Client,
+}
+
+impl Registries {
+    /// A client that speaks plain HTTP to loopback registries among `refs` and to `insecure`
+    /// hosts, HTTPS to every other.
+    pub fn new(refs: &[&OciRef], insecure: &[String]) -> Registries {
+        // rustls without a provider of its own in oci-client: ring, the host's (installing it
+        // twice is harmless, so the error is ignored).
+        let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
+        let mut plain: Vec<String> = refs.iter().filter(|r| r.is_loopback()).map(|r| r.registry().to_owned()).collect();
+        plain.extend(insecure.iter().cloned());
+        let config = ClientConfig {
+            protocol: ClientProtocol::HttpsExcept(plain),
+            connect_timeout: Some(std::time::Duration::from_secs(10)),
+            read_timeout: Some(std::time::Duration::from_secs(60)),
+            ..ClientConfig::default()
+        };
+        Registries { client: Client::new(config) }
+    }
+
+    /// The manifest digest `reference`'s tag points at now.
+    pub async fn resolve(&self, reference: &OciRef) -> Result<String> {
+        let digest = self
+            .client
+            .fetch_manifest_digest(reference.reference(), &auth(reference.registry()))
+            .await
+            .with_context(|| format!("cannot resolve {reference}"))?;
+        if !super::reference::is_sha256_digest(&digest) {
+            return Err(anyhow!("{reference}: the registry gave `{digest}`, not a sha256 digest"));
+        }
+        Ok(digest)
+    }
+
+    /// Pulls manifest `digest` of `reference` and its component into `store` (each checked
+    /// against its digest, the component against `max_bytes` while it downloads); returns the
+    /// component's digest.
+    pub async fn pull(&self, reference: &OciRef, digest: &str, store: &Store, max_bytes: u64) -> Result<String> {
+        let at = reference.at(digest);
+        let auth = auth(reference.registry());
+        let manifest_bytes = if store.has(digest) {
+            store.read(digest)?
+        } else {
+            let (bytes, _) = self
+                .client
+                .pull_manifest_raw(&at, &auth, MANIFEST_TYPES)
+                .await
+                .with_context(|| format!("cannot pull {reference} ({digest})"))?;
+            if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+                return Err(anyhow!("{reference}: the manifest is over {MAX_DOCUMENT_BYTES} bytes"));
+            }
+            store.write(digest, &bytes).with_context(|| format!("{reference}"))?;
+            bytes.to_vec()
+        };
+        let manifest: OciImageManifest =
+            serde_json::from_slice(&manifest_bytes).with_context(|| format!("{reference}: not an image manifest"))?;
+        let layer = artifact::component_layer(&manifest).with_context(|| format!("cannot serve {reference}"))?.clone();
+        if !super::reference::is_sha256_digest(&layer.digest) {
+            return Err(anyhow!("{reference}: the component's digest `{}` is not sha256", layer.digest));
+        }
+        if store.has(&layer.digest) && store.read(&layer.digest).is_ok() {
+            return Ok(layer.digest);
+        }
+        let bytes =
+            self.bounded_blob(&at, &layer, max_bytes).await.with_context(|| format!("cannot pull {reference}"))?;
+        store.write(&layer.digest, &bytes).with_context(|| format!("{reference}"))?;
+        Ok(layer.digest)
+    }
+
+    /// The blob `layer`, refused as soon as it passes `max_bytes` (or says it will).
+    async fn bounded_blob(&self, at: &Reference, layer: &OciDescriptor, max_bytes: u64) -> Result<Vec<u8>> {
+        let too_big = || anyhow!("the component is larger than the plugin size limit ({max_bytes} bytes)");
+        if u64::try_from(layer.size).unwrap_or(u64::MAX) > max_bytes {
+            return Err(too_big());
+        }
+        let mut stream = self.client.pull_blob_stream(at, layer).await?;
+        if stream.content_length.is_some_and(|length| length > max_bytes) {
+            return Err(too_big());
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.try_next().await? {
+            if (bytes.len() + chunk.len()) as u64 > max_bytes {
+                return Err(too_big());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if sha256_digest(&bytes) != layer.digest {
+            return Err(anyhow!("the registry sent other bytes than blob {}", layer.digest));
+        }
+        Ok(bytes)
+    }
+
+    /// The cosign signatures attached to `digest` in `reference`'s repository (none if there
+    /// is no signature manifest).
+    pub async fn signatures(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {
+        let tag = Reference::with_tag(
+            reference.reference().registry().to_owned(),
+            reference.reference().repository().to_owned(),
+            cosign::signature_tag(digest),
+        );
+        let auth = auth(reference.registry());
+        let manifest = match self.client.pull_manifest_raw(&tag, &auth, MANIFEST_TYPES).await {
+            Ok((bytes, _)) => bytes,
+            Err(oci_client::errors::OciDistributionError::ImageManifestNotFoundError(_)) => return Ok(Vec::new()),
+            Err(oci_client::errors::OciDistributionError::RegistryError { envelope, .. })
+                if envelope
+                    .errors
+                    .iter()
+                    .any(|e| matches!(e.code, oci_client::errors::OciErrorCode::ManifestUnknown)) =>
+            {
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(anyhow!("cannot read the signatures of {reference}: {e}")),
+        };
+        let manifest: OciImageManifest = serde_json::from_slice(&manifest)
+            .with_context(|| format!("{reference}: the signature manifest is not an image manifest"))?;
+        let mut found = Vec::new();
+        for layer in manifest.layers.iter().filter(|layer| layer.media_type == PAYLOAD_MEDIA_TYPE) {
+            let Some(signature) = layer.annotations.as_ref().and_then(|a| a.get(SIGNATURE_ANNOTATION)) else {
+                continue;
+            };
+            let payload = self.bounded_blob(&tag, layer, MAX_DOCUMENT_BYTES).await?;
+            found.push(Signature { payload: base64_encode(&payload), signature: signature.clone() });
+        }
+        Ok(found)
+    }
+
+    /// Pushes a component artifact; returns the manifest digest.
+    pub async fn push(
+        &self,
+        reference: &OciRef,
+        layers: &[ImageLayer],
+        config: Config,
+        manifest: OciImageManifest,
+    ) -> Result<String> {
+        let digest = artifact::manifest_digest(&manifest)?;
+        self.client
+            .push(reference.reference(), layers, config, &auth(reference.registry()), Some(manifest))
+            .await
+            .with_context(|| format!("cannot push {reference}"))?;
+        Ok(digest)
+    }
+
+    /// Attaches `signature` to `digest`, beside any signatures already there (as cosign does).
+    pub async fn push_signature(&self, reference: &OciRef, digest: &str, signature: &Signature) -> Result<()> {
+        let tag = Reference::with_tag(
+            reference.reference().registry().to_owned(),
+            reference.reference().repository().to_owned(),
+            cosign::signature_tag(digest),
+        );
+        let auth = auth(reference.registry());
+        let mut layers = Vec::new();
+        for old in self.signatures(reference, digest).await? {
+            if old != *signature {
+                layers.push(signature_layer(&old)?);
+            }
+        }
+        layers.push(signature_layer(signature)?);
+        let config = Config::new(b"{}".to_vec(), "application/vnd.oci.image.config.v1+json".to_owned(), None);
+        let manifest = OciImageManifest::build(&layers, &config, None);
+        self.client
+            .push(&tag, &layers, config, &auth, Some(manifest))
+            .await
+            .with_context(|| format!("cannot push the signature of {reference}"))?;
+        Ok(())
+    }
+}
+
+/// A signature as a cosign signature layer: the payload, its signature annotated.
+fn signature_layer(signature: &Signature) -> Result<ImageLayer> {
+    use base64::Engine;
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(&signature.payload)
+        .map_err(|e| anyhow!("a stored signature payload is not Base64: {e}"))?;
+    let annotations = BTreeMap::from([(SIGNATURE_ANNOTATION.to_owned(), signature.signature.clone())]);
+    Ok(ImageLayer::new(payload, PAYLOAD_MEDIA_TYPE.to_owned(), Some(annotations)))
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The credentials for `registry` from the Docker config, or anonymous.
+fn auth(registry: &str) -> RegistryAuth {
+    match docker_credential::get_credential(registry) {
+        Ok(docker_credential::DockerCredential::UsernamePassword(user, password)) => {
+            RegistryAuth::Basic(user, password)
+        }
+        Ok(docker_credential::DockerCredential::IdentityToken(token)) => RegistryAuth::Bearer(token),
+        Err(e) => {
+            tracing::debug!("no credentials for {registry} ({e}): pulling anonymously");
+            RegistryAuth::Anonymous
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Plugins from OCI registries: `oci://` references resolved to digests and pinned in
+//! `mcpbox.lock`, components pulled into a content-addressed store, and served only when signed
+//! by a key the operator trusts.
+//!
+//! - `reference`: parsing `oci://REGISTRY/REPO[:TAG][@DIGEST]`, the plugin name it gives;
+//! - `store`: the content-addressed store under the cache directory, verified on every read;
+//! - `lock`: the lock file;
+//! - `artifact`: the CNCF Wasm OCI artifact layout;
+//! - `cosign`: cosign's signature format, verification and signing;
+//! - `trust`: the trust policy;
+//! - `client`: the registry client (oci-client), pulls and pushes.
+//!
+//! [`resolve`] turns the references of a config into plugin files for the loader; the
+//! `publish`, `sign`, `pull` and `keygen` commands use the same pieces.
+
+mod artifact;
+mod client;
+pub(crate) mod cosign;
+mod lock;
+mod reference;
+mod store;
+mod trust;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow};
+
+pub(crate) use artifact::{DESCRIPTION_ANNOTATION, build as build_artifact};
+pub(crate) use client::Registries;
+pub(crate) use lock::{Lock, Locked, lock_path};
+pub(crate) use reference::{OciRef, is_reference};
+pub(crate) use store::Store;
+pub(crate) use trust::{Trust, Verdict};
+
+/// How the references of a config are resolved.
+pub(crate) struct Resolve<'a> {
+    pub store: &'a Store,
+    pub lock_path: &'a Path,
+    /// Refuse anything the lock does not pin (`--locked`).
+    pub locked: bool,
+    pub trust: &'a Trust,
+    /// Registries that may be reached over plain HTTP although not on this machine.
+    pub insecure: &'a [String],
+    /// The plugin size limit, enforced while downloading.
+    pub max_bytes: u64,
+}
+
+/// A reference that could not be served, and why.
+pub(crate) struct Unresolved {
+    pub reference: String,
+    pub error: anyhow::Error,
+}
+
+/// Resolves `refs` to plugin files: each pinned (by its own digest, else by the lock, else by
+/// resolving its tag now and pinning it), pulled unless the store has it (so a pulled plugin
+/// serves with the registry down), and checked against the trust policy. A reference that fails
+/// is reported by name and the others serve. The lock is written if a pin was added.
+pub(crate) async fn resolve(refs: &[OciRef], how: &Resolve<'_>) -> Result<(Vec<PathBuf>, Vec<Unresolved>)> {
+    let mut lock = Lock::read(how.lock_path)?;
+    // Made on first use: a plugin already pulled, pinned and signed needs no registry, and the
+    // client's TLS set-up (the system's root certificates) was most of such a start's 44 ms.
+    let registries = Lazy { cell: std::cell::OnceCell::new(), refs, insecure: how.insecure };
+    let (mut files, mut failed) = (Vec::new(), Vec::new());
+    for reference in refs {
+        match resolve_one(reference, how, &registries, &mut lock).await {
+            Ok(file) => files.push(file),
+            Err(error) => failed.push(Unresolved { reference: reference.written().to_owned(), error }),
+        }
+    }
+    lock.save(how.lock_path)?;
+    Ok((files, failed))
+}
+
+/// The registry client, made when a reference first needs it.
+struct Lazy<'a> {
+    cell: std::cell::OnceCell<Registries>,
+    refs: &'a [OciRef],
+    insecure: &'a [String],
+}
+
+impl Lazy<'_> {
+    fn get(&self) -> &Registries {
+        self.cell.get_or_init(|| Registries::new(&self.refs.iter().collect::<Vec<_>>(), self.insecure))
+    }
+}
+
+async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_>, lock: &mut Lock) -> Result<PathBuf> {
+    let name = reference.plugin_name();
+    let pinned = lock.get(reference.written()).cloned();
+    let digest = match (reference.pinned(), &pinned) {
+        (Some(digest), _) => digest.to_owned(),
+        (None, Some(locked)) => locked.digest.clone(),
+        (None, None) if how.locked => {
+            return Err(anyhow!(
+                "{reference} is not pinned in {} and --locked forbids resolving it: run `mcpbox pull` without --locked to pin it",
+                how.lock_path.display()
+            ));
+        }
+        (None, None) => registries.get().resolve(reference).await?,
+    };
+    if how.locked && pinned.as_ref().is_none_or(|locked| locked.digest != digest) {
+        return Err(anyhow!("{reference} at {digest} is not what {} pins (--locked)", how.lock_path.display()));
+    }
+    let component = match pinned.as_ref().filter(|locked| locked.digest == digest && has_both(how.store, locked)) {
+        Some(locked) => locked.component.clone(),
+        None => registries.get().pull(reference, &digest, how.store, how.max_bytes).await?,
+    };
+    let verdict = verify(reference, &name, &digest, how, registries).await?;
+    match verdict {
+        Verdict::SignedBy(key) => tracing::info!("{reference} ({digest}) is signed by {key}"),
+        Verdict::AllowedUnsigned => {
+            tracing::warn!("{reference} ({digest}) serves unsigned: [trust] unsigned names it");
+        }
+    }
+    let file = how.store.plugin_file(&digest, &component, &name)?;
+    if let Some(old) = lock.pin(Locked { reference: reference.written().to_owned(), digest: digest.clone(), component })
+    {
+        tracing::info!("{reference}: pinned to {digest} (was {}) in {}", old.digest, how.lock_path.display());
+    } else if pinned.is_none() {
+        tracing::info!("{reference}: pinned to {digest} in {}", how.lock_path.display());
+    }
+    Ok(file)
+}
+
+/// Whether the store holds a pinned manifest and its component.
+fn has_both(store: &Store, locked: &Locked) -> bool {
+    store.has(&locked.digest) && store.has(&locked.component)
+}
+
+/// The trust verdict: from the signatures in the store, and, if they do not suffice, from the
+/// registry's current ones (a signature added since the last pull), which are kept.
+async fn verify(
+    reference: &OciRef,
+    name: &str,
+    digest: &str,
+    how: &Resolve<'_>,
+    registries: &Lazy<'_>,
+) -> Result<Verdict> {
+    let stored = how.store.signatures(digest)?;
+    if let Ok(verdict) = how.trust.check(reference.written(), name, digest, &stored) {
+        return Ok(verdict);
+    }
+    let fresh = match registries.get().signatures(reference, digest).await {
+        Ok(fresh) => fresh,
+        Err(e) => {
+            tracing::warn!("{e:#}");
+            stored
+        }
+    };
+    how.store.write_signatures(digest, &fresh)?;
+    how.trust.check(reference.written(), name, digest, &fresh)
+}

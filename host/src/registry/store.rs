@@ -1,0 +1,142 @@
+//! The content-addressed store of pulled blobs, under the cache directory:
+//!
+//! - `blobs/sha256/HEX`: manifests and components, each named by the SHA-256 of its bytes and
+//!   checked against it on every read, so a changed or truncated file is never served;
+//! - `plugins/MANIFEST-HEX/NAME.wasm`: a hard link (or copy) of a verified component under its
+//!   plugin name, which the loader reads;
+//! - `signatures/MANIFEST-HEX.json`: the signatures found for a manifest, verified against the
+//!   trust policy on every start (they are signed, so they need no digest).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use sha2::{Digest, Sha256};
+
+use super::cosign::Signature;
+
+/// The store's root directory.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// `sha256:HEX` of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut text = String::with_capacity(71);
+    text.push_str("sha256:");
+    for byte in hash {
+        text.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
+        text.push(char::from_digit(u32::from(byte & 0xf), 16).unwrap_or('0'));
+    }
+    text
+}
+
+/// The hex part of a `sha256:` digest, which callers have checked.
+fn hex(digest: &str) -> &str {
+    digest.strip_prefix("sha256:").unwrap_or(digest)
+}
+
+impl Store {
+    /// The store under `cache_dir` (created on first write).
+    pub fn new(cache_dir: &Path) -> Store {
+        Store { root: cache_dir.join("oci") }
+    }
+
+    fn blob_path(&self, digest: &str) -> PathBuf {
+        self.root.join("blobs").join("sha256").join(hex(digest))
+    }
+
+    /// Whether the store has a blob (not yet verified: `read` verifies).
+    pub fn has(&self, digest: &str) -> bool {
+        self.blob_path(digest).is_file()
+    }
+
+    /// The blob `digest`, verified. A blob whose bytes do not match is removed and reported.
+    pub fn read(&self, digest: &str) -> Result<Vec<u8>> {
+        let path = self.blob_path(digest);
+        let bytes = std::fs::read(&path).with_context(|| format!("blob {digest} is not in the store"))?;
+        let actual = sha256_digest(&bytes);
+        if actual != digest {
+            let _ = std::fs::remove_file(&path);
+            return Err(anyhow!(
+                "blob {digest} in the store at {} has digest {actual}: it was changed on disk, so it was removed (pull again)",
+                path.display()
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Stores `bytes` as `digest`, refusing bytes that are not `digest`.
+    pub fn write(&self, digest: &str, bytes: &[u8]) -> Result<()> {
+        let sent = sha256_digest(bytes);
+        if sent != digest {
+            return Err(anyhow!("the registry sent {sent} for blob {digest}: refused"));
+        }
+        write_atomically(&self.blob_path(digest), bytes)
+    }
+
+    /// The component `component` of manifest `manifest` as the file `NAME.wasm` the loader
+    /// reads: verified now, then linked from the blob.
+    pub fn plugin_file(&self, manifest: &str, component: &str, name: &str) -> Result<PathBuf> {
+        self.read(component)?;
+        let dir = self.root.join("plugins").join(hex(manifest));
+        let path = dir.join(format!("{name}.wasm"));
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let _ = std::fs::remove_file(&path);
+        if std::fs::hard_link(self.blob_path(component), &path).is_err() {
+            std::fs::copy(self.blob_path(component), &path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(path)
+    }
+
+    /// The signatures stored for `manifest` (none if never pulled).
+    pub fn signatures(&self, manifest: &str) -> Result<Vec<Signature>> {
+        let path = self.root.join("signatures").join(format!("{}.json", hex(manifest)));
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).with_context(|| format!("{} is not a signature list", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(anyhow!("cannot read {}: {e}", path.display())),
+        }
+    }
+
+    /// Records the signatures found for `manifest`.
+    pub fn write_signatures(&self, manifest: &str, signatures: &[Signature]) -> Result<()> {
+        let path = self.root.join("signatures").join(format!("{}.json", hex(manifest)));
+        write_atomically(&path, &serde_json::to_vec_pretty(signatures)?)
+    }
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().ok_or_else(|| anyhow!("{} has no directory", path.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut file =
+        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
+    file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    file.persist(path).map_err(|e| anyhow!("cannot write {}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_blob_is_refused_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let digest = sha256_digest(b"component");
+        assert!(store.write(&digest, b"something else").is_err());
+        store.write(&digest, b"component").unwrap();
+        assert_eq!(store.read(&digest).unwrap(), b"component");
+        std::fs::write(store.blob_path(&digest), b"tampered").unwrap();
+        let error = store.read(&digest).unwrap_err().to_string();
+        assert!(error.contains("changed on disk"), "{error}");
+        assert!(!store.has(&digest));
+    }
+}
