@@ -143,7 +143,7 @@ async fn bearer_auth_guards_the_endpoint_in_constant_time() {
     assert!(missing.headers().get("www-authenticate").unwrap().to_str().unwrap().starts_with("Bearer"));
     assert_eq!(post(&url, &initialize_body(), &[("authorization", "Bearer s3cret-tokeX")]).await.status(), 401);
     assert_eq!(post(&url, &initialize_body(), &[("authorization", "Bearer s3cret-token")]).await.status(), 200);
-    let health = reqwest::get(url.replace("/mcp", "/healthz")).await.unwrap();
+    let health = http_client().get(url.replace("/mcp", "/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200, "liveness needs no token");
 }
 
@@ -402,7 +402,7 @@ async fn a_graceful_shutdown_finishes_in_flight_calls() {
     let exit = server.wait_exit(Duration::from_secs(30)).expect("mcpbox did not exit after SIGTERM");
     assert!(exit.success(), "{exit}");
     // New connections are refused once shutting down.
-    assert!(reqwest::get(url.replace("/mcp", "/healthz")).await.is_err());
+    assert!(http_client().get(url.replace("/mcp", "/healthz")).send().await.is_err());
 }
 
 /// The conformance plugin's tools that run as tasks (the suite's `tasks-*` fixtures): at once,

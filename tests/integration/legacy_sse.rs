@@ -100,7 +100,7 @@ fn initialize() -> Value {
 #[tokio::test]
 async fn the_legacy_transport_is_off_unless_turned_on() {
     let (_server, url) = Server::start_http(&[fixture("conformance")]);
-    let response = reqwest::get(format!("{}/sse", base(&url))).await.unwrap();
+    let response = http_client().get(format!("{}/sse", base(&url))).send().await.unwrap();
     assert_eq!(response.status(), 404);
 }
 
@@ -202,7 +202,7 @@ async fn the_legacy_transport_needs_the_bearer_token() {
         token_file.into(),
     ]);
     let base = base(&url);
-    assert_eq!(reqwest::get(format!("{base}/sse")).await.unwrap().status(), 401);
+    assert_eq!(http_client().get(format!("{base}/sse")).send().await.unwrap().status(), 401);
     let (_events, endpoint) = open(&base, &[("authorization", "Bearer s3cret-token")]).await;
     assert_eq!(post(&endpoint, initialize().to_string()).await.status(), 401, "each POST carries the token too");
 }
