@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub(crate) mod config;
+mod hex;
 pub(crate) mod mcp;
 pub(crate) mod registry;
 pub mod runtime;

@@ -96,9 +96,10 @@ pub(crate) async fn publish(
         annotations.insert(DESCRIPTION_ANNOTATION.to_owned(), description);
     }
     let (layers, config, manifest) = registry::build_artifact(bytes, annotations)?;
-    let digest = Registries::new(&[&reference], insecure).push(&reference, &layers, config, manifest).await?;
-    let repository = reference.written().rsplit_once(':').map_or(reference.written(), |(repo, _)| repo);
-    println!("published {reference}\ndigest {digest}\nsign it with: mcpbox sign {repository}@{digest} --key KEY");
+    let repository = reference.repository();
+    let registries = Registries::new(std::slice::from_ref(&reference), insecure);
+    let digest = registries.push(&reference, &layers, config, manifest).await?;
+    println!("published {reference}\ndigest {digest}\nsign it with: mcpbox sign oci://{repository}@{digest} --key KEY");
     Ok(())
 }
 
@@ -111,9 +112,9 @@ pub(crate) async fn sign(reference: &str, key: &Path, insecure: &[String]) -> Re
         ));
     };
     let key = SigningKey::read(key)?;
-    let repository = format!("{}/{}", reference.reference().registry(), reference.reference().repository());
+    let repository = reference.repository();
     let signature = key.sign(&repository, &digest)?;
-    Registries::new(&[&reference], insecure).push_signature(&reference, &digest, &signature).await?;
+    Registries::new(std::slice::from_ref(&reference), insecure).push_signature(&reference, &digest, &signature).await?;
     println!("signed {repository}@{digest}");
     Ok(())
 }

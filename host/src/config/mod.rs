@@ -182,11 +182,7 @@ fn registry_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problem
     let mut insecure = file.config.registries.insecure.clone();
     insecure.extend(args.insecure_registries.iter().cloned());
     RegistrySettings {
-        store_dir: args
-            .cache_dir
-            .clone()
-            .or(file.config.cache.dir.as_ref().map(|d| file.resolve(d)))
-            .or_else(default_cache_dir),
+        store_dir: cache_dir(file, args),
         lock_path: lock_path(args.config.as_deref()),
         locked: args.locked,
         trust,
@@ -299,6 +295,12 @@ fn max_message_bytes(file: &ConfigFile, args: &ServeArgs) -> Result<usize> {
     Ok(from_flag.or(from_file).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES))
 }
 
+/// The cache directory: `--cache-dir` (or `$MCPBOX_CACHE_DIR`), `[cache] dir`, the default.
+/// The compile cache and the store of pulled plugins live there.
+fn cache_dir(file: &ConfigFile, args: &ServeArgs) -> Option<PathBuf> {
+    args.cache_dir.clone().or(file.config.cache.dir.as_ref().map(|d| file.resolve(d))).or_else(default_cache_dir)
+}
+
 /// The engine's settings: the cache, pooling sized for the largest memory limit of any
 /// plugin, and copy-on-write decided for the plugins at start-up.
 fn engine_options(
@@ -309,8 +311,7 @@ fn engine_options(
     plugin_configs: &PluginConfigs,
 ) -> (EngineOptions, String) {
     let cache_enabled = !args.no_cache && file.config.cache.enabled.unwrap_or(true);
-    let cache_dir =
-        args.cache_dir.clone().or(file.config.cache.dir.as_ref().map(|d| file.resolve(d))).or_else(default_cache_dir);
+    let cache_dir = cache_dir(file, args);
     let largest_memory = plugin_configs.values().filter_map(|p| p.memory_bytes).fold(limits.memory_bytes, usize::max);
     let mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
     let (copy_on_write, reason) = copy_on_write(mode, plugin_paths);

@@ -17,7 +17,7 @@ use oci_client::{Client, Reference};
 use super::artifact;
 use super::cosign::{self, PAYLOAD_MEDIA_TYPE, SIGNATURE_ANNOTATION, Signature};
 use super::reference::OciRef;
-use super::store::{Store, sha256_digest};
+use super::store::Store;
 
 /// The largest manifest or signature payload accepted: they are small JSON documents.
 const MAX_DOCUMENT_BYTES: u64 = 1 << 20;
@@ -33,7 +33,7 @@ pub struct Registries {
 impl Registries {
     /// A client that speaks plain HTTP to loopback registries among `refs` and to `insecure`
     /// hosts, HTTPS to every other.
-    pub fn new(refs: &[&OciRef], insecure: &[String]) -> Registries {
+    pub fn new(refs: &[OciRef], insecure: &[String]) -> Registries {
         // rustls without a provider of its own in oci-client: ring, the host's (installing it
         // twice is harmless, so the error is ignored).
         let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
@@ -61,13 +61,13 @@ impl Registries {
         Ok(digest)
     }
 
-    /// Pulls manifest `digest` of `reference` and its component into `store` (each checked
-    /// against its digest, the component against `max_bytes` while it downloads); returns the
-    /// component's digest.
+    /// Pulls manifest `digest` of `reference` and its component into `store`, each unless the
+    /// store has it (the component against `max_bytes` while it downloads; the store refuses
+    /// bytes that are not their digest); returns the component's digest.
     pub async fn pull(&self, reference: &OciRef, digest: &str, store: &Store, max_bytes: u64) -> Result<String> {
         let at = reference.at(digest);
         let auth = auth(reference.registry());
-        let manifest_bytes = if store.has(digest) {
+        let manifest = if store.has(digest) {
             store.read(digest)?
         } else {
             let (bytes, _) = self
@@ -81,22 +81,17 @@ impl Registries {
             store.write(digest, &bytes).with_context(|| format!("{reference}"))?;
             bytes.to_vec()
         };
-        let manifest: OciImageManifest =
-            serde_json::from_slice(&manifest_bytes).with_context(|| format!("{reference}: not an image manifest"))?;
-        let layer = artifact::component_layer(&manifest).with_context(|| format!("cannot serve {reference}"))?.clone();
-        if !super::reference::is_sha256_digest(&layer.digest) {
-            return Err(anyhow!("{reference}: the component's digest `{}` is not sha256", layer.digest));
+        let layer = component_of(reference, &manifest)?;
+        if !store.has(&layer.digest) {
+            let bytes =
+                self.bounded_blob(&at, &layer, max_bytes).await.with_context(|| format!("cannot pull {reference}"))?;
+            store.write(&layer.digest, &bytes).with_context(|| format!("{reference}"))?;
         }
-        if store.has(&layer.digest) && store.read(&layer.digest).is_ok() {
-            return Ok(layer.digest);
-        }
-        let bytes =
-            self.bounded_blob(&at, &layer, max_bytes).await.with_context(|| format!("cannot pull {reference}"))?;
-        store.write(&layer.digest, &bytes).with_context(|| format!("{reference}"))?;
         Ok(layer.digest)
     }
 
-    /// The blob `layer`, refused as soon as it passes `max_bytes` (or says it will).
+    /// The blob `layer`, refused as soon as it passes `max_bytes` (or says it will); oci-client
+    /// checks its digest as it streams.
     async fn bounded_blob(&self, at: &Reference, layer: &OciDescriptor, max_bytes: u64) -> Result<Vec<u8>> {
         let too_big = || anyhow!("the component is larger than the plugin size limit ({max_bytes} bytes)");
         if u64::try_from(layer.size).unwrap_or(u64::MAX) > max_bytes {
@@ -113,20 +108,13 @@ impl Registries {
             }
             bytes.extend_from_slice(&chunk);
         }
-        if sha256_digest(&bytes) != layer.digest {
-            return Err(anyhow!("the registry sent other bytes than blob {}", layer.digest));
-        }
         Ok(bytes)
     }
 
     /// The cosign signatures attached to `digest` in `reference`'s repository (none if there
     /// is no signature manifest).
     pub async fn signatures(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {
-        let tag = Reference::with_tag(
-            reference.reference().registry().to_owned(),
-            reference.reference().repository().to_owned(),
-            cosign::signature_tag(digest),
-        );
+        let tag = reference.tagged(cosign::signature_tag(digest));
         let auth = auth(reference.registry());
         let manifest = match self.client.pull_manifest_raw(&tag, &auth, MANIFEST_TYPES).await {
             Ok((bytes, _)) => bytes,
@@ -172,11 +160,7 @@ impl Registries {
 
     /// Attaches `signature` to `digest`, beside any signatures already there (as cosign does).
     pub async fn push_signature(&self, reference: &OciRef, digest: &str, signature: &Signature) -> Result<()> {
-        let tag = Reference::with_tag(
-            reference.reference().registry().to_owned(),
-            reference.reference().repository().to_owned(),
-            cosign::signature_tag(digest),
-        );
+        let tag = reference.tagged(cosign::signature_tag(digest));
         let auth = auth(reference.registry());
         let mut layers = Vec::new();
         for old in self.signatures(reference, digest).await? {
@@ -193,6 +177,18 @@ impl Registries {
             .with_context(|| format!("cannot push the signature of {reference}"))?;
         Ok(())
     }
+}
+
+/// The component layer `manifest` (of `reference`) names: the artifact's one wasm layer, with a
+/// sha256 digest.
+pub fn component_of(reference: &OciRef, manifest: &[u8]) -> Result<OciDescriptor> {
+    let manifest: OciImageManifest =
+        serde_json::from_slice(manifest).with_context(|| format!("{reference}: not an image manifest"))?;
+    let layer = artifact::component_layer(&manifest).with_context(|| format!("cannot serve {reference}"))?;
+    if !super::reference::is_sha256_digest(&layer.digest) {
+        return Err(anyhow!("{reference}: the component's digest `{}` is not sha256", layer.digest));
+    }
+    Ok(layer.clone())
 }
 
 /// A signature as a cosign signature layer: the payload, its signature annotated.

@@ -28,10 +28,9 @@ pub struct Lock {
 pub struct Locked {
     /// The reference as the config writes it.
     pub reference: String,
-    /// The manifest digest it resolved to.
+    /// The manifest digest it resolved to (the component is the one that manifest names: the
+    /// signature covers the manifest, so the component is never taken from anywhere else).
     pub digest: String,
-    /// The component layer's digest.
-    pub component: String,
 }
 
 /// Where the lock of a config lives: `mcpbox.lock` beside it, or in the current directory

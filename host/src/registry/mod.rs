@@ -80,16 +80,17 @@ struct Lazy<'a> {
 
 impl Lazy<'_> {
     fn get(&self) -> &Registries {
-        self.cell.get_or_init(|| Registries::new(&self.refs.iter().collect::<Vec<_>>(), self.insecure))
+        self.cell.get_or_init(|| Registries::new(self.refs, self.insecure))
     }
 }
 
 async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_>, lock: &mut Lock) -> Result<PathBuf> {
-    let name = reference.plugin_name();
-    let pinned = lock.get(reference.written()).cloned();
-    let digest = match (reference.pinned(), &pinned) {
+    let pinned = lock.get(reference.written()).map(|locked| locked.digest.clone());
+    // A digest in the reference pins it by itself; a tag is pinned by the lock, or resolved
+    // now unless --locked forbids it.
+    let digest = match (reference.pinned(), pinned.clone()) {
         (Some(digest), _) => digest.to_owned(),
-        (None, Some(locked)) => locked.digest.clone(),
+        (None, Some(locked)) => locked,
         (None, None) if how.locked => {
             return Err(anyhow!(
                 "{reference} is not pinned in {} and --locked forbids resolving it: run `mcpbox pull` without --locked to pin it",
@@ -98,23 +99,18 @@ async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_
         }
         (None, None) => registries.get().resolve(reference).await?,
     };
-    if how.locked && pinned.as_ref().is_none_or(|locked| locked.digest != digest) {
-        return Err(anyhow!("{reference} at {digest} is not what {} pins (--locked)", how.lock_path.display()));
-    }
-    let component = match pinned.as_ref().filter(|locked| locked.digest == digest && has_both(how.store, locked)) {
-        Some(locked) => locked.component.clone(),
+    let component = match stored_component(how.store, reference, &digest)? {
+        Some(component) => component,
         None => registries.get().pull(reference, &digest, how.store, how.max_bytes).await?,
     };
-    let verdict = verify(reference, &name, &digest, how, registries).await?;
-    match verdict {
+    match verify(reference, &digest, how, registries).await? {
         Verdict::SignedBy(key) => tracing::info!("{reference} ({digest}) is signed by {key}"),
         Verdict::AllowedUnsigned => {
             tracing::warn!("{reference} ({digest}) serves unsigned: [trust] unsigned names it");
         }
     }
-    let file = how.store.plugin_file(&digest, &component, &name)?;
-    if let Some(old) = lock.pin(Locked { reference: reference.written().to_owned(), digest: digest.clone(), component })
-    {
+    let file = how.store.plugin_file(&digest, &component, &reference.plugin_name())?;
+    if let Some(old) = lock.pin(Locked { reference: reference.written().to_owned(), digest: digest.clone() }) {
         tracing::info!("{reference}: pinned to {digest} (was {}) in {}", old.digest, how.lock_path.display());
     } else if pinned.is_none() {
         tracing::info!("{reference}: pinned to {digest} in {}", how.lock_path.display());
@@ -122,22 +118,21 @@ async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_
     Ok(file)
 }
 
-/// Whether the store holds a pinned manifest and its component.
-fn has_both(store: &Store, locked: &Locked) -> bool {
-    store.has(&locked.digest) && store.has(&locked.component)
+/// The component manifest `digest` names, if the store has both: read from the verified
+/// manifest, never from the lock.
+fn stored_component(store: &Store, reference: &OciRef, digest: &str) -> Result<Option<String>> {
+    if !store.has(digest) {
+        return Ok(None);
+    }
+    let component = client::component_of(reference, &store.read(digest)?)?;
+    Ok(store.has(&component.digest).then_some(component.digest))
 }
 
 /// The trust verdict: from the signatures in the store, and, if they do not suffice, from the
 /// registry's current ones (a signature added since the last pull), which are kept.
-async fn verify(
-    reference: &OciRef,
-    name: &str,
-    digest: &str,
-    how: &Resolve<'_>,
-    registries: &Lazy<'_>,
-) -> Result<Verdict> {
+async fn verify(reference: &OciRef, digest: &str, how: &Resolve<'_>, registries: &Lazy<'_>) -> Result<Verdict> {
     let stored = how.store.signatures(digest)?;
-    if let Ok(verdict) = how.trust.check(reference.written(), name, digest, &stored) {
+    if let Ok(verdict) = how.trust.check(reference, digest, &stored) {
         return Ok(verdict);
     }
     let fresh = match registries.get().signatures(reference, digest).await {
@@ -148,5 +143,5 @@ async fn verify(
         }
     };
     how.store.write_signatures(digest, &fresh)?;
-    how.trust.check(reference.written(), name, digest, &fresh)
+    how.trust.check(reference, digest, &fresh)
 }

@@ -62,6 +62,17 @@ impl OciRef {
         )
     }
 
+    /// The same repository under `tag` (where cosign keeps a digest's signatures).
+    pub fn tagged(&self, tag: String) -> Reference {
+        Reference::with_tag(self.parsed.registry().to_owned(), self.parsed.repository().to_owned(), tag)
+    }
+
+    /// `REGISTRY/REPOSITORY`, without tag or digest: what a signature names
+    /// (`docker-reference`), and, after `oci://`, what to sign a digest of.
+    pub fn repository(&self) -> String {
+        format!("{}/{}", self.parsed.registry(), self.parsed.repository())
+    }
+
     /// The plugin name: the repository's last segment (`oci://ghcr.io/acme/tools/echo:1` is
     /// `echo`), with characters outside `[A-Za-z0-9_-]` replaced, as a file's stem is.
     pub fn plugin_name(&self) -> String {
@@ -106,6 +117,8 @@ mod tests {
         assert_eq!(at.plugin_name(), "echo-tool");
         assert_eq!(at.registry(), "127.0.0.1:5000");
         assert!(at.is_loopback() && at.pinned().is_none());
+        assert_eq!(at.repository(), "127.0.0.1:5000/tools/echo-tool");
+        assert_eq!(OciRef::parse("oci://127.0.0.1:5000/echo").unwrap().repository(), "127.0.0.1:5000/echo");
         let digest = format!("sha256:{}", "ab".repeat(32));
         let pinned = OciRef::parse(&format!("oci://ghcr.io/acme/echo@{digest}")).unwrap();
         assert_eq!(pinned.pinned(), Some(digest.as_str()));

@@ -23,14 +23,7 @@ pub struct Store {
 
 /// `sha256:HEX` of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut text = String::with_capacity(71);
-    text.push_str("sha256:");
-    for byte in hash {
-        text.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
-        text.push(char::from_digit(u32::from(byte & 0xf), 16).unwrap_or('0'));
-    }
-    text
+    format!("sha256:{}", crate::hex::hex(&Sha256::digest(bytes)))
 }
 
 /// The hex part of a `sha256:` digest, which callers have checked.

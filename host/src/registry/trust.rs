@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::{Result, anyhow};
 
 use super::cosign::{PublicKey, Signature, signed_by};
+use super::reference::OciRef;
 
 /// The operator's trust: keys for all, keys per plugin name, references allowed unsigned.
 #[derive(Clone, Debug, Default)]
@@ -27,14 +28,15 @@ pub enum Verdict {
 }
 
 impl Trust {
-    /// Whether the component `digest` of `reference`, served as plugin `name`, may serve given
-    /// the `signatures` found for it. The refusal names the reference, the digest and what to do.
-    pub fn check(&self, reference: &str, name: &str, digest: &str, signatures: &[Signature]) -> Result<Verdict> {
-        if self.unsigned.contains(reference) {
+    /// Whether manifest `digest` of `reference` may serve as its plugin given the `signatures`
+    /// found for it. The refusal names the reference, the digest and what to do.
+    pub fn check(&self, reference: &OciRef, digest: &str, signatures: &[Signature]) -> Result<Verdict> {
+        let name = reference.plugin_name();
+        if self.unsigned.contains(reference.written()) {
             return Ok(Verdict::AllowedUnsigned);
         }
         let mut keys: Vec<PublicKey> = self.keys.clone();
-        keys.extend(self.per_plugin.get(name).into_iter().flatten().cloned());
+        keys.extend(self.per_plugin.get(&name).into_iter().flatten().cloned());
         if let Some(key) = signed_by(signatures, digest, &keys) {
             return Ok(Verdict::SignedBy(key.source.clone()));
         }
@@ -47,11 +49,9 @@ impl Trust {
         } else {
             format!("trusted keys: {}", keys.iter().map(|k| k.source.as_str()).collect::<Vec<_>>().join(", "))
         };
-        let repository = reference.split('@').next().unwrap_or(reference);
-        let repository =
-            repository.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')).map_or(repository, |(r, _)| r);
+        let repository = reference.repository();
         Err(anyhow!(
-            "refused {reference} ({digest}): {found}; {trusted}. Sign it (`mcpbox sign {repository}@{digest} --key KEY`, or cosign) and trust the publisher's public key under [trust] keys (or [trust.plugin.{name}] keys), or, to run it unsigned, list \"{reference}\" under [trust] unsigned"
+            "refused {reference} ({digest}): {found}; {trusted}. Sign it (`mcpbox sign oci://{repository}@{digest} --key KEY`, or cosign) and trust the publisher's public key under [trust] keys (or [trust.plugin.{name}] keys), or, to run it unsigned, list \"{reference}\" under [trust] unsigned"
         ))
     }
 }

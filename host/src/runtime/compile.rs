@@ -172,8 +172,7 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
 
 /// Where the note that `bytes` compiled within the bounds once lives, in the cache directory.
 fn vetted_marker(options: &EngineOptions, bytes: &[u8]) -> Option<PathBuf> {
-    let digest = Sha256::digest(bytes);
-    let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::hex::hex(&Sha256::digest(bytes));
     options.cache_dir.as_ref().map(|dir| dir.join("mcpbox-compiled-within-bounds").join(name))
 }
 
