@@ -223,6 +223,16 @@ MUTATIONS = [
     ("--locked resolves nothing the lock does not pin",
      [("host/src/registry/mod.rs", "(None, None) if how.locked => {", "(None, None) if false => {")],
      ["registry::a_moved_tag_still_serves_the_locked_digest_and_locked_refuses_what_is_not_pinned"]),
+    ("mcpbox update resolves pinned tags again",
+     [("host/src/registry/mod.rs", "(None, Some(locked)) if !how.refresh => locked,", "(None, Some(locked)) => locked,")],
+     ["registry_lifecycle::add_then_update_moves_the_lock_and_a_running_server_follows_it"]),
+    ("a running server follows its lock",
+     [("host/src/cli/registry/watch.rs", "            pulled.replace(files);", "            drop::<Vec<PathBuf>>(files);")],
+     ["registry_lifecycle::add_then_update_moves_the_lock_and_a_running_server_follows_it"]),
+    ("registry credentials come from the Docker config",
+     [("host/src/registry/client.rs", "    match docker_credential::get_credential(registry) {",
+       "    match Err::<docker_credential::DockerCredential, _>(\"mutated\") {")],
+     ["registry_lifecycle::credentials_come_from_the_docker_config"]),
 ]
 
 

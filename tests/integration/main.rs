@@ -28,6 +28,8 @@ mod proxy;
 mod real_client;
 mod reference_servers;
 mod registry;
+mod registry_lifecycle;
+mod registry_support;
 mod reload;
 mod request_state;
 mod roots;

@@ -1,20 +1,29 @@
 //! `mcpbox check`: validate the config and every plugin without serving; one row per plugin
-//! file (loaded or not), as a plain-text table, and a non-zero exit if anything is wrong.
+//! file or registry reference (loaded or not), as a plain-text table, and a non-zero exit if anything is wrong.
 
 use anyhow::Result;
 
+use std::path::PathBuf;
+
 use super::grants::Granted;
+use super::progress::Transfers;
+use super::registry;
 use crate::config::{ServeArgs, Settings};
+use crate::registry::OciRef;
 use crate::runtime::catalog::is_plugin_file;
 use crate::runtime::compile::Compiler;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
 /// `mcpbox check`.
 pub(crate) async fn run(args: ServeArgs) -> Result<()> {
-    let settings = Settings::from_args(&args)?;
+    let mut settings = Settings::from_args(&args)?;
+    // Registry plugins are checked as serving would take them: pinned, pulled and verified.
+    let pulled = registry::resolve_into(&mut settings, &Transfers::new()).await?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
-    let (catalog, problems) =
+    let (catalog, mut problems) =
         Catalog::load(&compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+    problems
+        .extend(pulled.failed.into_iter().map(|u| LoadProblem { path: PathBuf::from(u.reference), error: u.error }));
     let shared = settings
         .roots
         .iter()
@@ -67,7 +76,11 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
     for problem in problems {
         rows.push(Row {
             // A path that is no plugin file (a missing folder) names no plugin.
-            plugin: if is_plugin_file(&problem.path) { plugin_name(&problem.path) } else { "-".into() },
+            plugin: match problem.path.to_str().map(OciRef::parse) {
+                Some(Ok(reference)) => reference.plugin_name(),
+                _ if is_plugin_file(&problem.path) => plugin_name(&problem.path),
+                _ => "-".into(),
+            },
             file: problem.path.display().to_string(),
             tools: "-".into(),
             resources: "-".into(),

@@ -1,4 +1,5 @@
-//! The command line: `mcpbox [serve] | check | compile | inspect | new`. Each command is a
+//! The command line: `mcpbox [serve] | check | compile | inspect | new | pull | add | update |
+//! publish | sign | keygen`. Each command is a
 //! file that parses nothing itself: it takes the merged `Settings`
 //! (or its own arguments) and drives the runtime and the protocol layer.
 
@@ -7,6 +8,7 @@ mod compile;
 mod grants;
 mod inspect;
 mod new;
+mod progress;
 mod registry;
 mod serve;
 
@@ -79,6 +81,37 @@ enum Command {
     /// Pin and fetch every `oci://` plugin of the config (into `mcpbox.lock` and the store),
     /// verifying signatures, so that serving needs no registry afterwards.
     Pull(Box<ServeArgs>),
+    /// Add a registry plugin to the config and pin it in the lock, once it is pulled and may
+    /// serve under the config's trust; prints its tools and the grants it asks for.
+    Add {
+        /// The plugin: `oci://REGISTRY/REPO:TAG` (or `@sha256:DIGEST`).
+        reference: String,
+        /// The config to add it to (created if missing) [default: ./mcpbox.toml].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Trust this publisher key for this plugin (written under `[trust.plugin.NAME] keys`;
+        /// repeatable).
+        #[arg(long = "trust-key", value_name = "FILE")]
+        trust_keys: Vec<PathBuf>,
+        /// Serve it although unsigned (written under `[trust] unsigned`).
+        #[arg(long)]
+        allow_unsigned: bool,
+        /// Reach this registry over plain HTTP (written under `[registries] insecure`).
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure: Vec<String>,
+    },
+    /// Resolve the config's tags again and move the lock: shows, per plugin, the digest, the
+    /// tools and the requested grants before and after. A running server follows the lock.
+    Update {
+        /// Only this plugin (its name or its reference as written) [default: all].
+        name: Option<String>,
+        /// The config [default: ./mcpbox.toml].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Reach this registry over plain HTTP (registries on this machine always may be).
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure: Vec<String>,
+    },
     /// Push a component to a registry as a Wasm OCI artifact; prints the digest to sign.
     Publish {
         /// The `.wasm` component.
@@ -160,6 +193,10 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Check(args)) => check::run(*args).await,
         Some(Command::Compile(args)) => compile::run(*args).await,
         Some(Command::Pull(args)) => registry::pull(*args).await,
+        Some(Command::Add { reference, config, trust_keys, allow_unsigned, insecure }) => {
+            registry::add(registry::AddRequest { reference, config, trust_keys, allow_unsigned, insecure }).await
+        }
+        Some(Command::Update { name, config, insecure }) => registry::update(name, config, insecure).await,
         Some(Command::Publish { file, reference, description, insecure }) => {
             registry::publish(&file, &reference, description, &insecure).await
         }

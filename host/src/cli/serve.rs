@@ -13,6 +13,7 @@ use crate::config::{ServeArgs, Settings};
 use crate::mcp::StateKeys;
 use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
+use crate::registry::Unwatched;
 use crate::runtime::compile::Compiler;
 use crate::runtime::reload::Reloader;
 use crate::runtime::{Catalog, LiveCatalog};
@@ -37,7 +38,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         eprintln!("{GUIDE}");
     }
     let mut settings = Settings::from_args(&args)?;
-    registry::resolve_into(&mut settings).await?;
+    let local_paths = settings.plugin_paths.clone();
+    let pulled = registry::resolve_into(&mut settings, &Unwatched).await?;
+    for unresolved in &pulled.failed {
+        tracing::error!("failed to load plugin {}: {:#}", unresolved.reference, unresolved.error);
+    }
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     tracing::info!(
         "instance memory: {} ({})",
@@ -46,17 +51,23 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     );
     let live = load(&compiler, &settings).await;
     let watching = settings.watch && !settings.plugin_paths.is_empty();
+    let following_lock = settings.watch && !settings.plugin_refs.is_empty();
     let state_keys = StateKeys::load(settings.request_state_keys.as_deref(), settings.request_state_ttl)?;
     let state =
         McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching, state_keys, settings.tasks)?;
-    if watching {
+    if watching || following_lock {
+        let pulled_files = pulled.files.iter().map(|(_, file)| file.clone()).collect();
         let reloader = Reloader::new(
             compiler.clone(),
-            settings.plugin_paths.clone(),
+            local_paths,
+            pulled_files,
             settings.plugin_configs.clone(),
             settings.limits,
             live,
         )?;
+        if following_lock {
+            registry::follow_lock(&settings, pulled.files, reloader.pulled_files())?;
+        }
         reloader.spawn()?;
     }
     serve_transports(state, &settings).await

@@ -28,7 +28,7 @@ use problems::Problems;
 use crate::registry::cosign::PublicKey;
 use crate::registry::{OciRef, Trust, is_reference, lock_path};
 use crate::runtime::compile::CompileBounds;
-use crate::runtime::engine::{EngineOptions, copy_on_write, default_cache_dir};
+use crate::runtime::engine::{CopyOnWrite, EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
 use crate::runtime::plugin_config::PluginConfigs;
 use crate::runtime::roots::AllowedDir;
@@ -70,6 +70,8 @@ pub struct Settings {
     pub watch: bool,
     /// Why [`EngineOptions::copy_on_write`] is what it is, for the log.
     pub copy_on_write_reason: String,
+    /// How copy-on-write was asked for, to decide again when pulled plugins join.
+    pub copy_on_write_mode: CopyOnWrite,
     /// How big a plugin file may be and how long it may take to compile.
     pub compile_bounds: CompileBounds,
     /// The file of the keys that seal `requestState`, if the operator gave one.
@@ -115,7 +117,9 @@ impl Settings {
         let roots = roots(&file, args, &mut problems);
         let http = http::http_options(&file, args, max_message_bytes, &mut problems);
         problems.finish()?;
-        let (engine, copy_on_write_reason) = engine_options(&file, args, &plugin_paths, limits, &plugin_configs);
+        let copy_on_write_mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
+        let (engine, copy_on_write_reason) =
+            engine_options(&file, args, &plugin_paths, copy_on_write_mode, limits, &plugin_configs);
         Ok(Settings {
             roots,
             limits,
@@ -127,6 +131,7 @@ impl Settings {
             http,
             watch: !args.no_watch && file.config.watch.unwrap_or(true),
             copy_on_write_reason,
+            copy_on_write_mode,
             plugin_paths,
             compile_bounds,
             request_state_keys: args.request_state_keys.clone(),
@@ -135,6 +140,16 @@ impl Settings {
             plugin_refs,
             registry,
         })
+    }
+}
+
+impl Settings {
+    /// Adds plugin files pulled from registries, and decides copy-on-write again with them
+    /// (a large pulled component turns `auto` on as a local one does).
+    pub fn add_plugin_files(&mut self, files: &[PathBuf]) {
+        self.plugin_paths.extend_from_slice(files);
+        (self.engine.copy_on_write, self.copy_on_write_reason) =
+            copy_on_write(self.copy_on_write_mode, &self.plugin_paths);
     }
 }
 
@@ -307,13 +322,13 @@ fn engine_options(
     file: &ConfigFile,
     args: &ServeArgs,
     plugin_paths: &[PathBuf],
+    mode: CopyOnWrite,
     limits: Limits,
     plugin_configs: &PluginConfigs,
 ) -> (EngineOptions, String) {
     let cache_enabled = !args.no_cache && file.config.cache.enabled.unwrap_or(true);
     let cache_dir = cache_dir(file, args);
     let largest_memory = plugin_configs.values().filter_map(|p| p.memory_bytes).fold(limits.memory_bytes, usize::max);
-    let mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
     let (copy_on_write, reason) = copy_on_write(mode, plugin_paths);
     let options = EngineOptions {
         cache_dir: cache_dir.filter(|_| cache_enabled),

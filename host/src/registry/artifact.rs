@@ -18,6 +18,10 @@ pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
 pub const WASM_MEDIA_TYPE: &str = "application/wasm";
 /// The annotation carrying the plugin's description.
 pub const DESCRIPTION_ANNOTATION: &str = "org.opencontainers.image.description";
+/// The annotation with the grants the component asks for: its `mcpbox-policy` section or
+/// `.policy.toml` file as JSON, which a pulled plugin gets back as its `.policy.toml` (an
+/// operator reads it in `mcpbox inspect`, `add` and `update`; it grants nothing).
+pub const POLICY_ANNOTATION: &str = "dev.mcpbox.requested-policy";
 
 /// The config blob (the spec's required fields; `component` is optional and left out).
 #[derive(Serialize)]
@@ -64,6 +68,11 @@ pub fn component_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor> {
         (None, _) => Err(anyhow!("it has no `{WASM_MEDIA_TYPE}` layer")),
         (Some(_), Some(_)) => Err(anyhow!("it has more than one `{WASM_MEDIA_TYPE}` layer")),
     }
+}
+
+/// The requested policy a manifest was published with, if any.
+pub fn requested_policy(manifest: &OciImageManifest) -> Option<&str> {
+    manifest.annotations.as_ref()?.get(POLICY_ANNOTATION).map(String::as_str)
 }
 
 /// The digest the manifest bytes of `manifest` will have once pushed: oci-client pushes

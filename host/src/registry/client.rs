@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, anyhow};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::errors::OciDistributionError;
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
@@ -18,9 +19,12 @@ use super::artifact;
 use super::cosign::{self, PAYLOAD_MEDIA_TYPE, SIGNATURE_ANNOTATION, Signature};
 use super::reference::OciRef;
 use super::store::Store;
+use super::{Progress, Unwatched};
 
 /// The largest manifest or signature payload accepted: they are small JSON documents.
 const MAX_DOCUMENT_BYTES: u64 = 1 << 20;
+/// The size of the chunks a component is pushed in (a progress step each).
+const PUSH_CHUNK_BYTES: usize = 1 << 20;
 /// The manifest media types a component may be published under.
 const MANIFEST_TYPES: &[&str] =
     &["application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"];
@@ -64,7 +68,14 @@ impl Registries {
     /// Pulls manifest `digest` of `reference` and its component into `store`, each unless the
     /// store has it (the component against `max_bytes` while it downloads; the store refuses
     /// bytes that are not their digest); returns the component's digest.
-    pub async fn pull(&self, reference: &OciRef, digest: &str, store: &Store, max_bytes: u64) -> Result<String> {
+    pub async fn pull(
+        &self,
+        reference: &OciRef,
+        digest: &str,
+        store: &Store,
+        max_bytes: u64,
+        progress: &dyn Progress,
+    ) -> Result<String> {
         let at = reference.at(digest);
         let auth = auth(reference.registry());
         let manifest = if store.has(digest) {
@@ -83,8 +94,10 @@ impl Registries {
         };
         let layer = component_of(reference, &manifest)?;
         if !store.has(&layer.digest) {
-            let bytes =
-                self.bounded_blob(&at, &layer, max_bytes).await.with_context(|| format!("cannot pull {reference}"))?;
+            progress.begin(&format!("pulling {reference}"), u64::try_from(layer.size).unwrap_or(0));
+            let pulled = self.bounded_blob(&at, &layer, max_bytes, progress).await;
+            progress.end();
+            let bytes = pulled.with_context(|| format!("cannot pull {reference}"))?;
             store.write(&layer.digest, &bytes).with_context(|| format!("{reference}"))?;
         }
         Ok(layer.digest)
@@ -92,7 +105,13 @@ impl Registries {
 
     /// The blob `layer`, refused as soon as it passes `max_bytes` (or says it will); oci-client
     /// checks its digest as it streams.
-    async fn bounded_blob(&self, at: &Reference, layer: &OciDescriptor, max_bytes: u64) -> Result<Vec<u8>> {
+    async fn bounded_blob(
+        &self,
+        at: &Reference,
+        layer: &OciDescriptor,
+        max_bytes: u64,
+        progress: &dyn Progress,
+    ) -> Result<Vec<u8>> {
         let too_big = || anyhow!("the component is larger than the plugin size limit ({max_bytes} bytes)");
         if u64::try_from(layer.size).unwrap_or(u64::MAX) > max_bytes {
             return Err(too_big());
@@ -107,6 +126,7 @@ impl Registries {
                 return Err(too_big());
             }
             bytes.extend_from_slice(&chunk);
+            progress.advance(chunk.len() as u64);
         }
         Ok(bytes)
     }
@@ -118,8 +138,8 @@ impl Registries {
         let auth = auth(reference.registry());
         let manifest = match self.client.pull_manifest_raw(&tag, &auth, MANIFEST_TYPES).await {
             Ok((bytes, _)) => bytes,
-            Err(oci_client::errors::OciDistributionError::ImageManifestNotFoundError(_)) => return Ok(Vec::new()),
-            Err(oci_client::errors::OciDistributionError::RegistryError { envelope, .. })
+            Err(OciDistributionError::ImageManifestNotFoundError(_)) => return Ok(Vec::new()),
+            Err(OciDistributionError::RegistryError { envelope, .. })
                 if envelope
                     .errors
                     .iter()
@@ -136,26 +156,68 @@ impl Registries {
             let Some(signature) = layer.annotations.as_ref().and_then(|a| a.get(SIGNATURE_ANNOTATION)) else {
                 continue;
             };
-            let payload = self.bounded_blob(&tag, layer, MAX_DOCUMENT_BYTES).await?;
+            let payload = self.bounded_blob(&tag, layer, MAX_DOCUMENT_BYTES, &Unwatched).await?;
             found.push(Signature { payload: base64_encode(&payload), signature: signature.clone() });
         }
         Ok(found)
     }
 
-    /// Pushes a component artifact; returns the manifest digest.
+    /// Pushes a component artifact, its layers streamed (a blob the repository already has is
+    /// not sent again); returns the manifest digest.
     pub async fn push(
         &self,
         reference: &OciRef,
         layers: &[ImageLayer],
         config: Config,
         manifest: OciImageManifest,
+        progress: &dyn Progress,
     ) -> Result<String> {
         let digest = artifact::manifest_digest(&manifest)?;
-        self.client
-            .push(reference.reference(), layers, config, &auth(reference.registry()), Some(manifest))
-            .await
-            .with_context(|| format!("cannot push {reference}"))?;
+        let image = reference.reference();
+        let failed = || format!("cannot push {reference}");
+        self.client.store_auth_if_needed(reference.registry(), &auth(reference.registry())).await;
+        for (layer, descriptor) in layers.iter().zip(&manifest.layers) {
+            if self.client.blob_exists(image, &descriptor.digest).await.unwrap_or(false) {
+                continue;
+            }
+            progress.begin(&format!("pushing {reference}"), layer.data.len() as u64);
+            let pushed = self.push_streamed(image, layer, &descriptor.digest, progress).await;
+            progress.end();
+            pushed.with_context(failed)?;
+        }
+        self.client.push_blob(image, config.data, &manifest.config.digest).await.with_context(failed)?;
+        self.client.push_manifest(image, &manifest.into()).await.with_context(failed)?;
         Ok(digest)
+    }
+
+    /// Pushes `layer` as blob `digest` in chunks, telling `progress` as each one goes.
+    async fn push_streamed(
+        &self,
+        image: &Reference,
+        layer: &ImageLayer,
+        digest: &str,
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        let data = &layer.data;
+        // oci-client wants a 'static stream, so the chunks report through a channel.
+        let (sent, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let chunks: Vec<_> =
+            data.chunks(PUSH_CHUNK_BYTES).map(|chunk| Ok::<_, OciDistributionError>(data.slice_ref(chunk))).collect();
+        let stream = futures::stream::iter(chunks).inspect(move |chunk| {
+            if let Ok(chunk) = chunk {
+                let _ = sent.send(chunk.len() as u64);
+            }
+        });
+        let size = Some(data.len() as u64);
+        let push = self.client.push_blob_stream(image, stream, digest, size);
+        let report = async {
+            while let Some(bytes) = reports.recv().await {
+                progress.advance(bytes);
+            }
+        };
+        let (pushed, ()) = tokio::join!(push, report);
+        pushed?;
+        Ok(())
     }
 
     /// Attaches `signature` to `digest`, beside any signatures already there (as cosign does).
@@ -191,6 +253,13 @@ pub fn component_of(reference: &OciRef, manifest: &[u8]) -> Result<OciDescriptor
     Ok(layer.clone())
 }
 
+/// The requested policy `manifest` (of `reference`) was published with, if any.
+pub fn published_policy(reference: &OciRef, manifest: &[u8]) -> Result<Option<String>> {
+    let manifest: OciImageManifest =
+        serde_json::from_slice(manifest).with_context(|| format!("{reference}: not an image manifest"))?;
+    Ok(artifact::requested_policy(&manifest).map(str::to_owned))
+}
+
 /// A signature as a cosign signature layer: the payload, its signature annotated.
 fn signature_layer(signature: &Signature) -> Result<ImageLayer> {
     use base64::Engine;
@@ -204,6 +273,29 @@ fn signature_layer(signature: &Signature) -> Result<ImageLayer> {
 fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// `error` (of a request to `registry`), with what to do if the registry wanted credentials
+/// it did not get or refused the ones it got.
+pub fn explain(error: anyhow::Error, registry: &str) -> anyhow::Error {
+    let denied = error.chain().filter_map(|cause| cause.downcast_ref::<OciDistributionError>()).any(|e| match e {
+        OciDistributionError::AuthenticationFailure(_) | OciDistributionError::UnauthorizedError { .. } => true,
+        OciDistributionError::ServerError { code, .. } => *code == 401 || *code == 403,
+        OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|e| {
+            matches!(e.code, oci_client::errors::OciErrorCode::Unauthorized | oci_client::errors::OciErrorCode::Denied)
+        }),
+        _ => false,
+    });
+    if !denied {
+        return error;
+    }
+    let what = match auth(registry) {
+        RegistryAuth::Anonymous => format!("{registry} wants credentials and the Docker config has none for it"),
+        _ => format!("{registry} refused the credentials the Docker config has for it"),
+    };
+    error.context(format!(
+        "{what}: log in with `docker login {registry}` or a credential helper (mcpbox reads $DOCKER_CONFIG/config.json, else ~/.docker/config.json)"
+    ))
 }
 
 /// The credentials for `registry` from the Docker config, or anonymous.

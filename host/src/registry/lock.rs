@@ -95,7 +95,9 @@ impl Lock {
             "# Written by mcpbox: every registry reference of the config, pinned to a digest.\n# Remove a pin to re-resolve its tag; commit this file with the config.\n{}",
             toml::to_string(self)?
         );
-        std::fs::write(path, text).with_context(|| format!("cannot write the lock file {}", path.display()))?;
+        // Whole or not at all: a server watching the lock reads it when it changes.
+        super::store::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("cannot write the lock file {}", path.display()))?;
         self.changed = false;
         Ok(())
     }

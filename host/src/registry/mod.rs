@@ -25,12 +25,32 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 
-pub(crate) use artifact::{DESCRIPTION_ANNOTATION, build as build_artifact};
-pub(crate) use client::Registries;
+pub(crate) use artifact::{DESCRIPTION_ANNOTATION, POLICY_ANNOTATION, build as build_artifact};
+pub(crate) use client::{Registries, explain};
 pub(crate) use lock::{Lock, Locked, lock_path};
 pub(crate) use reference::{OciRef, is_reference};
 pub(crate) use store::Store;
 pub(crate) use trust::{Trust, Verdict};
+
+/// How a download or upload goes, for the command line to draw: the registry layer draws
+/// nothing itself. One transfer at a time.
+pub(crate) trait Progress: Sync {
+    /// A transfer of `total` bytes begins; `what` says of what (`pulling oci://...`).
+    fn begin(&self, what: &str, total: u64);
+    /// `bytes` more went through.
+    fn advance(&self, bytes: u64);
+    /// The transfer ended, whether it succeeded or not.
+    fn end(&self);
+}
+
+/// Progress nobody watches (`serve`, whose log says what was pulled).
+pub(crate) struct Unwatched;
+
+impl Progress for Unwatched {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+}
 
 /// How the references of a config are resolved.
 pub(crate) struct Resolve<'a> {
@@ -38,11 +58,23 @@ pub(crate) struct Resolve<'a> {
     pub lock_path: &'a Path,
     /// Refuse anything the lock does not pin (`--locked`).
     pub locked: bool,
+    /// Resolve tags again although the lock pins them (`mcpbox update`).
+    pub refresh: bool,
     pub trust: &'a Trust,
     /// Registries that may be reached over plain HTTP although not on this machine.
     pub insecure: &'a [String],
     /// The plugin size limit, enforced while downloading.
     pub max_bytes: u64,
+    /// Told how each download goes.
+    pub progress: &'a dyn Progress,
+}
+
+/// What resolving a config's references gave.
+pub(crate) struct Resolution {
+    /// Each reference that serves (as written) and its plugin file, in the config's order.
+    pub files: Vec<(String, PathBuf)>,
+    /// Each that does not, and why.
+    pub failed: Vec<Unresolved>,
 }
 
 /// A reference that could not be served, and why.
@@ -55,25 +87,28 @@ pub(crate) struct Unresolved {
 /// resolving its tag now and pinning it), pulled unless the store has it (so a pulled plugin
 /// serves with the registry down), and checked against the trust policy. A reference that fails
 /// is reported by name and the others serve. The lock is written if a pin was added.
-pub(crate) async fn resolve(refs: &[OciRef], how: &Resolve<'_>) -> Result<(Vec<PathBuf>, Vec<Unresolved>)> {
+pub(crate) async fn resolve(refs: &[OciRef], how: &Resolve<'_>) -> Result<Resolution> {
     let mut lock = Lock::read(how.lock_path)?;
     // Made on first use: a plugin already pulled, pinned and signed needs no registry, and the
     // client's TLS set-up (the system's root certificates) was most of such a start's 44 ms.
-    let registries = Lazy { cell: std::cell::OnceCell::new(), refs, insecure: how.insecure };
+    let registries = Lazy { cell: std::sync::OnceLock::new(), refs, insecure: how.insecure };
     let (mut files, mut failed) = (Vec::new(), Vec::new());
     for reference in refs {
+        let written = reference.written().to_owned();
         match resolve_one(reference, how, &registries, &mut lock).await {
-            Ok(file) => files.push(file),
-            Err(error) => failed.push(Unresolved { reference: reference.written().to_owned(), error }),
+            Ok(file) => files.push((written, file)),
+            Err(error) => {
+                failed.push(Unresolved { reference: written, error: client::explain(error, reference.registry()) })
+            }
         }
     }
     lock.save(how.lock_path)?;
-    Ok((files, failed))
+    Ok(Resolution { files, failed })
 }
 
 /// The registry client, made when a reference first needs it.
 struct Lazy<'a> {
-    cell: std::cell::OnceCell<Registries>,
+    cell: std::sync::OnceLock<Registries>,
     refs: &'a [OciRef],
     insecure: &'a [String],
 }
@@ -90,18 +125,18 @@ async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_
     // now unless --locked forbids it.
     let digest = match (reference.pinned(), pinned.clone()) {
         (Some(digest), _) => digest.to_owned(),
-        (None, Some(locked)) => locked,
+        (None, Some(locked)) if !how.refresh => locked,
         (None, None) if how.locked => {
             return Err(anyhow!(
                 "{reference} is not pinned in {} and --locked forbids resolving it: run `mcpbox pull` without --locked to pin it",
                 how.lock_path.display()
             ));
         }
-        (None, None) => registries.get().resolve(reference).await?,
+        (None, _) => registries.get().resolve(reference).await?,
     };
     let component = match stored_component(how.store, reference, &digest)? {
         Some(component) => component,
-        None => registries.get().pull(reference, &digest, how.store, how.max_bytes).await?,
+        None => registries.get().pull(reference, &digest, how.store, how.max_bytes, how.progress).await?,
     };
     match verify(reference, &digest, how, registries).await? {
         Verdict::SignedBy(key) => tracing::info!("{reference} ({digest}) is signed by {key}"),
@@ -109,13 +144,24 @@ async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_
             tracing::warn!("{reference} ({digest}) serves unsigned: [trust] unsigned names it");
         }
     }
-    let file = how.store.plugin_file(&digest, &component, &reference.plugin_name())?;
+    let policy = client::published_policy(reference, &how.store.read(&digest)?)?;
+    let file = how.store.plugin_file(&digest, &component, &reference.plugin_name(), policy.as_deref())?;
     if let Some(old) = lock.pin(Locked { reference: reference.written().to_owned(), digest: digest.clone() }) {
         tracing::info!("{reference}: pinned to {digest} (was {}) in {}", old.digest, how.lock_path.display());
     } else if pinned.is_none() {
         tracing::info!("{reference}: pinned to {digest} in {}", how.lock_path.display());
     }
     Ok(file)
+}
+
+/// The plugin file of manifest `digest` of `reference`, if the store holds it whole (what a
+/// lock pinned before `mcpbox update` moved it).
+pub(crate) fn stored_plugin(store: &Store, reference: &OciRef, digest: &str) -> Result<Option<PathBuf>> {
+    let Some(component) = stored_component(store, reference, digest)? else {
+        return Ok(None);
+    };
+    let policy = client::published_policy(reference, &store.read(digest)?)?;
+    store.plugin_file(digest, &component, &reference.plugin_name(), policy.as_deref()).map(Some)
 }
 
 /// The component manifest `digest` names, if the store has both: read from the verified

@@ -71,12 +71,22 @@ impl Store {
     }
 
     /// The component `component` of manifest `manifest` as the file `NAME.wasm` the loader
-    /// reads: verified now, then linked from the blob.
-    pub fn plugin_file(&self, manifest: &str, component: &str, name: &str) -> Result<PathBuf> {
+    /// reads: verified now, then linked from the blob; beside it `NAME.policy.toml`, the
+    /// requested policy the manifest was published with.
+    pub fn plugin_file(&self, manifest: &str, component: &str, name: &str, policy: Option<&str>) -> Result<PathBuf> {
         self.read(component)?;
         let dir = self.root.join("plugins").join(hex(manifest));
         let path = dir.join(format!("{name}.wasm"));
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        if let Some(policy) = policy {
+            let sidecar = dir.join(format!("{name}.policy.toml"));
+            match as_toml(policy) {
+                Some(text) => write_atomically(&sidecar, text.as_bytes())?,
+                None => {
+                    tracing::warn!("{name}: the requested policy it was published with is not a JSON object: ignored")
+                }
+            }
+        }
         let _ = std::fs::remove_file(&path);
         if std::fs::hard_link(self.blob_path(component), &path).is_err() {
             std::fs::copy(self.blob_path(component), &path)
@@ -104,9 +114,19 @@ impl Store {
     }
 }
 
+/// A requested policy published as JSON, as the TOML a `.policy.toml` file holds.
+fn as_toml(json: &str) -> Option<String> {
+    let value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
+    toml::to_string(&value).ok()
+}
+
 /// Writes through a temporary file and a rename, so a reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().ok_or_else(|| anyhow!("{} has no directory", path.display()))?;
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if dir.as_os_str().is_empty() => Path::new("."),
+        Some(dir) => dir,
+        None => return Err(anyhow!("{} has no directory", path.display())),
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut file =
         tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;

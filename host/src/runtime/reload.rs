@@ -34,11 +34,36 @@ fn stamp(path: &Path) -> Option<Stamp> {
     Some((meta.modified().ok()?, meta.len()))
 }
 
+/// What makes the reloader look again.
+enum Trigger {
+    /// A watched file or directory changed.
+    Files,
+    /// The files served beside the watched paths are now these.
+    Pulled(Vec<PathBuf>),
+}
+
+/// A handle to replace the files served beside the watched paths: plugins pulled from
+/// registries, whose files never change (a new version is a new file), so they are not
+/// watched; whoever pulls them says when the set changes.
+#[derive(Clone)]
+pub struct PulledFiles(mpsc::UnboundedSender<Trigger>);
+
+impl PulledFiles {
+    /// Serves `files` instead of the pulled files served until now.
+    pub fn replace(&self, files: Vec<PathBuf>) {
+        let _ = self.0.send(Trigger::Pulled(files));
+    }
+}
+
 /// The plugins currently served, by file, and how to load more.
 pub struct Reloader {
     compiler: Compiler,
     linkers: Linkers,
+    /// Watched: plugin files and directories.
     paths: Vec<PathBuf>,
+    /// Served too, not watched: see [`PulledFiles`].
+    pulled: Vec<PathBuf>,
+    triggers: (mpsc::UnboundedSender<Trigger>, mpsc::UnboundedReceiver<Trigger>),
     configs: PluginConfigs,
     limits: Limits,
     loaded: BTreeMap<PathBuf, (Stamp, Arc<Plugin>)>,
@@ -49,10 +74,11 @@ pub struct Reloader {
 }
 
 impl Reloader {
-    /// Takes over the plugins `live` serves (loaded from `paths` under `configs`).
+    /// Takes over the plugins `live` serves (loaded from `paths` and `pulled` under `configs`).
     pub fn new(
         compiler: Compiler,
         paths: Vec<PathBuf>,
+        pulled: Vec<PathBuf>,
         configs: PluginConfigs,
         limits: Limits,
         live: Arc<LiveCatalog>,
@@ -64,16 +90,33 @@ impl Reloader {
             .filter_map(|plugin| Some((plugin.path.clone(), (stamp(&plugin.path)?, plugin.clone()))))
             .collect();
         let linkers = Linkers::new(compiler.engine())?;
-        Ok(Reloader { compiler, linkers, paths, configs, limits, loaded, failed: BTreeMap::new(), live })
+        let triggers = mpsc::unbounded_channel();
+        Ok(Reloader {
+            compiler,
+            linkers,
+            paths,
+            pulled,
+            triggers,
+            configs,
+            limits,
+            loaded,
+            failed: BTreeMap::new(),
+            live,
+        })
+    }
+
+    /// The handle that replaces the pulled files once watching runs.
+    pub fn pulled_files(&self) -> PulledFiles {
+        PulledFiles(self.triggers.0.clone())
     }
 
     /// Watches the plugin paths until the process ends. Directories are watched for their
     /// `.wasm` files; a file named on its own is watched through its directory.
     pub fn spawn(mut self) -> Result<()> {
-        let (sender, mut receiver) = mpsc::unbounded_channel::<()>();
+        let sender = self.triggers.0.clone();
         let mut debouncer = new_debouncer(DEBOUNCE, move |events: DebounceEventResult| match events {
             Ok(events) if events.iter().any(|e| is_plugin_file(&e.path)) => {
-                let _ = sender.send(());
+                let _ = sender.send(Trigger::Files);
             }
             Ok(_) => {}
             Err(e) => tracing::warn!("watching plugin directories: {e}"),
@@ -88,10 +131,17 @@ impl Reloader {
                 .with_context(|| format!("cannot watch {}", watched.display()))?;
         }
         tracing::info!(paths = ?self.paths, "watching plugins for changes");
+        let (_, mut receiver) = std::mem::replace(&mut self.triggers, mpsc::unbounded_channel::<Trigger>());
         tokio::spawn(async move {
             let _debouncer = debouncer;
-            while receiver.recv().await.is_some() {
-                while receiver.try_recv().is_ok() {}
+            while let Some(first) = receiver.recv().await {
+                // A burst is one rescan; the last set of pulled files wins.
+                let mut trigger = Some(first);
+                while let Some(next) = trigger.take().or_else(|| receiver.try_recv().ok()) {
+                    if let Trigger::Pulled(files) = next {
+                        self.pulled = files;
+                    }
+                }
                 self.rescan().await;
             }
         });
@@ -100,10 +150,11 @@ impl Reloader {
 
     /// Brings the served plugins in line with the files on disk.
     async fn rescan(&mut self) {
-        let (files, problems) = catalog::discover(&self.paths);
+        let (mut files, problems) = catalog::discover(&self.paths);
         for problem in problems {
             tracing::warn!("{:#}", problem.error);
         }
+        files.extend(self.pulled.iter().cloned());
         let mut changed = false;
         self.failed.retain(|path, _| files.contains(path));
         let gone: Vec<PathBuf> = self.loaded.keys().filter(|p| !files.contains(p)).cloned().collect();

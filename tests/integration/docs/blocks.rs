@@ -16,6 +16,9 @@ pub enum Mode {
     File(String),
     /// `same-as PATH`: equal to the repository's file PATH.
     SameAs(String),
+    /// `written PATH`: equal to the file PATH the blocks before it wrote in the workspace (a
+    /// config a command edited, shown to the reader).
+    Written(String),
     /// `background`: a shell block started for the rest of the document (a server).
     Background,
     /// `python`: run with the official MCP Python SDK's interpreter.
@@ -59,6 +62,7 @@ fn parse_mode(marker: &str) -> Result<Mode, String> {
         "output" => Mode::Output,
         "file" => Mode::File(argument("a path")?),
         "same-as" => Mode::SameAs(argument("a path")?),
+        "written" => Mode::Written(argument("a path")?),
         "background" => Mode::Background,
         "python" => Mode::Python,
         "json" => Mode::Json,

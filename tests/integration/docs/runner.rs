@@ -142,6 +142,12 @@ impl Workspace {
                 let file = std::fs::read_to_string(repo_root().join(&path)).unwrap();
                 assert!(file == block.text, "{at}: the block differs from {path}; copy the file into the docs");
             }
+            Mode::Written(path) => {
+                let written = std::fs::read_to_string(self.cwd.join(&path))
+                    .unwrap_or_else(|e| panic!("{at}: {path} was not written: {e}"));
+                let shown = self.with_port(&block.text);
+                assert!(written == shown, "{at}: {path} as written differs from the block:\n{written}");
+            }
             Mode::Background => self.background(&at, &block.text),
             Mode::Python => {
                 let script = self.dir.path().join(format!(".doc-test-{}.py", block.line));

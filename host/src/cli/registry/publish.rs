@@ -1,77 +1,19 @@
-//! The registry commands (`publish`, `sign`, `pull`, `keygen`) and the step of `serve` that
-//! turns `oci://` references into plugin files (`registry/` does the work).
+//! `mcpbox publish`, `mcpbox sign` and `mcpbox keygen`: what an author (or an operator
+//! without cosign) needs to put a signed component in a registry.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::config::{ServeArgs, Settings};
+use crate::cli::progress::Transfers;
 use crate::registry::cosign::SigningKey;
-use crate::registry::{self, DESCRIPTION_ANNOTATION, OciRef, Registries, Resolve, Store};
+use crate::registry::{self, DESCRIPTION_ANNOTATION, OciRef, POLICY_ANNOTATION, Registries};
 use crate::runtime::compile::CompileBounds;
+use crate::runtime::requested::read_requested;
 
-/// Resolves the settings' registry references (pinning, pulling, verifying) and adds the
-/// plugin files to its paths. A reference that cannot serve is reported by name; the others
-/// serve.
-pub(crate) async fn resolve_into(settings: &mut Settings) -> Result<()> {
-    if settings.plugin_refs.is_empty() {
-        return Ok(());
-    }
-    let (files, failed) = resolve(settings).await?;
-    for unresolved in &failed {
-        tracing::error!("failed to load plugin {}: {:#}", unresolved.reference, unresolved.error);
-    }
-    settings.plugin_paths.extend(files);
-    Ok(())
-}
-
-async fn resolve(settings: &Settings) -> Result<(Vec<PathBuf>, Vec<registry::Unresolved>)> {
-    let store = store(settings)?;
-    let how = Resolve {
-        store: &store,
-        lock_path: &settings.registry.lock_path,
-        locked: settings.registry.locked,
-        trust: &settings.registry.trust,
-        insecure: &settings.registry.insecure,
-        max_bytes: settings.compile_bounds.max_file_bytes,
-    };
-    registry::resolve(&settings.plugin_refs, &how).await
-}
-
-fn store(settings: &Settings) -> Result<Store> {
-    let dir = settings
-        .registry
-        .store_dir
-        .as_deref()
-        .ok_or_else(|| anyhow!("no cache directory for pulled plugins: set --cache-dir or HOME"))?;
-    Ok(Store::new(dir))
-}
-
-/// `mcpbox pull`: pins and fetches every reference of the config, verifying each, so that
-/// serving needs no registry afterwards. Fails if any reference fails.
-pub(crate) async fn pull(args: ServeArgs) -> Result<()> {
-    let settings = Settings::from_args(&args)?;
-    if settings.plugin_refs.is_empty() {
-        println!("nothing to pull: the config names no oci:// plugin");
-        return Ok(());
-    }
-    let (files, failed) = resolve(&settings).await?;
-    for file in &files {
-        println!("pulled {}", file.display());
-    }
-    for unresolved in &failed {
-        eprintln!("mcpbox: {}: {:#}", unresolved.reference, unresolved.error);
-    }
-    if !failed.is_empty() {
-        return Err(anyhow!("{} of {} references failed", failed.len(), settings.plugin_refs.len()));
-    }
-    println!("pinned in {}", settings.registry.lock_path.display());
-    Ok(())
-}
-
-/// `mcpbox publish FILE oci://...`: pushes a component as a Wasm OCI artifact; prints the
-/// digest to sign.
+/// `mcpbox publish FILE oci://...`: pushes a component as a Wasm OCI artifact, with its
+/// description and requested policy as annotations; prints the digest to sign.
 pub(crate) async fn publish(
     file: &Path,
     reference: &str,
@@ -93,12 +35,24 @@ pub(crate) async fn publish(
     let mut annotations = BTreeMap::new();
     annotations.insert("org.opencontainers.image.title".to_owned(), reference.plugin_name());
     if let Some(description) = description {
-        annotations.insert(DESCRIPTION_ANNOTATION.to_owned(), description);
+        // One line: manifests are canonical JSON, whose strings carry control characters raw,
+        // which registries refuse.
+        let line: String = description.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        annotations.insert(DESCRIPTION_ANNOTATION.to_owned(), line);
+    }
+    // The grants it asks for travel with it (its section, or the `.policy.toml` beside it),
+    // so that an operator sees them in `mcpbox add` and `mcpbox update` before granting. As
+    // JSON: one line, with any newline of a reason escaped.
+    if let Some(requested) = read_requested(file, &bytes)? {
+        annotations.insert(POLICY_ANNOTATION.to_owned(), serde_json::to_string(&requested)?);
     }
     let (layers, config, manifest) = registry::build_artifact(bytes, annotations)?;
     let repository = reference.repository();
     let registries = Registries::new(std::slice::from_ref(&reference), insecure);
-    let digest = registries.push(&reference, &layers, config, manifest).await?;
+    let digest = registries
+        .push(&reference, &layers, config, manifest, &Transfers::new())
+        .await
+        .map_err(|e| registry::explain(e, reference.registry()))?;
     println!("published {reference}\ndigest {digest}\nsign it with: mcpbox sign oci://{repository}@{digest} --key KEY");
     Ok(())
 }
@@ -114,7 +68,10 @@ pub(crate) async fn sign(reference: &str, key: &Path, insecure: &[String]) -> Re
     let key = SigningKey::read(key)?;
     let repository = reference.repository();
     let signature = key.sign(&repository, &digest)?;
-    Registries::new(std::slice::from_ref(&reference), insecure).push_signature(&reference, &digest, &signature).await?;
+    Registries::new(std::slice::from_ref(&reference), insecure)
+        .push_signature(&reference, &digest, &signature)
+        .await
+        .map_err(|e| registry::explain(e, reference.registry()))?;
     println!("signed {repository}@{digest}");
     Ok(())
 }
