@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::registry_support::{Published, Registry, Workspace, call_echo, echo_published, loaded, tool_names};
+use super::registry_support::{
+    Published, Registry, Workspace, call_echo, echo_published, loaded, signature_tag, tool_names,
+};
 use crate::common::*;
 
 /// Publishes the `hello` example as the next version of `reference`, with a requested policy
@@ -21,9 +23,12 @@ fn publish_hello_with_policy(work: &Workspace, reference: &str) -> String {
     work.publish(file, reference)
 }
 
-/// Polls the server's tool names until `done` holds for them.
+/// Polls the server's tool names until `done` holds for them, for 20 s: following the lock
+/// takes well under a second (the new version is in the store already; compiling the small
+/// fixture is the rest), and a shorter wait than `WAIT` keeps the mutation run that switches
+/// following off from idling a minute.
 fn wait_for_tools(server: &mut Server, done: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let deadline = Instant::now() + WAIT;
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let names = tool_names(server);
         if done(&names) || Instant::now() > deadline {
@@ -155,4 +160,38 @@ fn credentials_come_from_the_docker_config() {
     let mut server = work.serve(&[]);
     loaded(&mut server);
     assert_eq!(text(&call_echo(&mut server, "logged in")), "logged in");
+}
+
+#[test]
+fn a_mirror_serves_the_upstream_reference_with_the_publishers_signature() {
+    let Published { registry: mut upstream, work, reference, digest, .. } = echo_published("1", Some("publisher"));
+    let mirror = Registry::start();
+    // The artifact and its signatures copied byte for byte: the digest, and so the publisher's
+    // signature, are the same on the mirror.
+    upstream.copy_to(&mirror, "tools/echo", "1");
+    upstream.copy_to(&mirror, "tools/echo", &signature_tag(&digest));
+    upstream.stop();
+    let config = format!("plugins = [\"{reference}\"]\n[trust]\nkeys = [\"publisher.pub\"]\n");
+
+    // Without the mirror, the upstream being down is the end of it.
+    work.config(&config);
+    let output = work.run(&["pull", "--config", "mcpbox.toml"]);
+    assert!(!output.status.success());
+
+    // Through the mirror: pinned under the upstream reference, signed by the publisher.
+    work.config(&format!("{config}[registries.mirrors]\n\"{}\" = [\"{}\"]\n", upstream.host, mirror.host));
+    work.ok(&["pull", "--config", "mcpbox.toml"]);
+    let lock = work.lock();
+    assert!(lock.contains(&format!("reference = \"{reference}\"")) && lock.contains(&digest), "{lock}");
+    let mut server = work.serve(&[]);
+    let log = loaded(&mut server);
+    assert!(log.contains("is signed by") && log.contains("publisher.pub"), "{log}");
+    assert_eq!(text(&call_echo(&mut server, "mirrored")), "mirrored");
+    drop(server);
+
+    // A mirror that is no registry is named with the file and the key.
+    work.config(&format!("{config}[registries.mirrors]\n\"{}\" = [\"not a host\"]\n", upstream.host));
+    let output = work.run(&["pull", "--config", "mcpbox.toml"]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("[registries.mirrors]") && error.contains("`not a host` is not a registry"), "{error}");
 }

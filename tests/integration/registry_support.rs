@@ -106,6 +106,48 @@ impl Registry {
         });
     }
 
+    /// Copies the manifest tagged `tag` in `repository`, with its blobs, to `mirror`, byte for
+    /// byte (as `crane copy` or `oras cp` would).
+    pub(super) fn copy_to(&self, mirror: &Registry, repository: &str, tag: &str) {
+        let kind = "application/vnd.oci.image.manifest.v1+json";
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let client = http_client();
+            let from = format!("http://{}/v2/{repository}", self.host);
+            let to = format!("http://{}/v2/{repository}", mirror.host);
+            let manifest = client.get(format!("{from}/manifests/{tag}")).header("accept", kind).send().await.unwrap();
+            assert!(manifest.status().is_success(), "{}", manifest.status());
+            let manifest = manifest.bytes().await.unwrap();
+            let parsed: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+            let layers = parsed["layers"].as_array().unwrap().iter();
+            for digest in layers.chain([&parsed["config"]]).map(|blob| blob["digest"].as_str().unwrap()) {
+                let blob = client.get(format!("{from}/blobs/{digest}")).send().await.unwrap().bytes().await.unwrap();
+                // A monolithic upload: open a session, then PUT the whole blob to it.
+                let session = client.post(format!("{to}/blobs/uploads/")).send().await.unwrap();
+                assert_eq!(session.status().as_u16(), 202);
+                let location = session.headers()["location"].to_str().unwrap().to_owned();
+                let location =
+                    if location.starts_with("http") { location } else { format!("http://{}{location}", mirror.host) };
+                let separator = if location.contains('?') { '&' } else { '?' };
+                let upload = client
+                    .put(format!("{location}{separator}digest={digest}"))
+                    .header("content-type", "application/octet-stream")
+                    .body(blob)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(upload.status().as_u16(), 201);
+            }
+            let put = client
+                .put(format!("{to}/manifests/{tag}"))
+                .header("content-type", kind)
+                .body(manifest)
+                .send()
+                .await
+                .unwrap();
+            assert!(put.status().is_success(), "{}", put.status());
+        });
+    }
+
     pub(super) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

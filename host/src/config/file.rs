@@ -69,6 +69,10 @@ pub(crate) struct FileRegistries {
     /// Registries (`HOST:PORT`) reached over plain HTTP although not on this machine.
     #[serde(default)]
     pub(crate) insecure: Vec<String>,
+    /// `[registries.mirrors]`: a registry as references write it → the registries (`HOST:PORT`)
+    /// its pulls try first, in order.
+    #[serde(default)]
+    pub(crate) mirrors: BTreeMap<String, Vec<String>>,
 }
 
 /// `[[roots]]`: a directory every plugin may see (unless it opts out).

@@ -26,7 +26,7 @@ pub use http::HttpOptions;
 use problems::Problems;
 
 use crate::registry::cosign::PublicKey;
-use crate::registry::{OciRef, Trust, is_reference, lock_path};
+use crate::registry::{Mirrors, OciRef, Trust, is_reference, lock_path};
 use crate::runtime::compile::CompileBounds;
 use crate::runtime::engine::{CopyOnWrite, EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::limits::{self, LimitError, Limits};
@@ -95,6 +95,8 @@ pub struct RegistrySettings {
     pub locked: bool,
     pub trust: Trust,
     pub insecure: Vec<String>,
+    /// `[registries.mirrors]`: pulls try these before each registry.
+    pub mirrors: Mirrors,
 }
 
 impl Settings {
@@ -194,6 +196,17 @@ fn registry_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problem
         trust.per_plugin.insert(name.clone(), keys);
     }
     trust.unsigned.extend(section.unsigned.iter().chain(&args.allow_unsigned).cloned());
+    for (registry, mirrors) in &file.config.registries.mirrors {
+        for mirror in mirrors {
+            let parsed = OciRef::parse(&format!("oci://{mirror}/probe:1"));
+            if !parsed.is_ok_and(|probe| probe.registry_as_written() == mirror) {
+                problems.take::<()>(Err(anyhow!(
+                    "{}: [registries.mirrors] \"{registry}\": `{mirror}` is not a registry (HOST or HOST:PORT)",
+                    file.path.display()
+                )));
+            }
+        }
+    }
     let mut insecure = file.config.registries.insecure.clone();
     insecure.extend(args.insecure_registries.iter().cloned());
     RegistrySettings {
@@ -202,6 +215,7 @@ fn registry_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problem
         locked: args.locked,
         trust,
         insecure,
+        mirrors: file.config.registries.mirrors.clone(),
     }
 }
 

@@ -29,19 +29,26 @@ const PUSH_CHUNK_BYTES: usize = 1 << 20;
 const MANIFEST_TYPES: &[&str] =
     &["application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"];
 
+/// Pull-through mirrors: a registry (as references write it) → the registries tried first,
+/// in order (`[registries.mirrors]`).
+pub type Mirrors = BTreeMap<String, Vec<String>>;
+
 /// A registry client for a set of references.
 pub struct Registries {
     client: Client,
+    mirrors: Mirrors,
 }
 
 impl Registries {
-    /// A client that speaks plain HTTP to loopback registries among `refs` and to `insecure`
-    /// hosts, HTTPS to every other.
-    pub fn new(refs: &[OciRef], insecure: &[String]) -> Registries {
+    /// A client that speaks plain HTTP to loopback registries among `refs` and their mirrors
+    /// and to `insecure` hosts, HTTPS to every other. Pulls try `mirrors` first; pushes never.
+    pub fn new(refs: &[OciRef], insecure: &[String], mirrors: &Mirrors) -> Registries {
         // rustls without a provider of its own in oci-client: ring, the host's (installing it
         // twice is harmless, so the error is ignored).
         let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
-        let mut plain: Vec<String> = refs.iter().filter(|r| r.is_loopback()).map(|r| r.registry().to_owned()).collect();
+        let mirrors = mirrors.clone();
+        let everywhere = refs.iter().flat_map(|r| sources(&mirrors, r));
+        let mut plain: Vec<String> = everywhere.filter(|r| r.is_loopback()).map(|r| r.registry().to_owned()).collect();
         plain.extend(insecure.iter().cloned());
         let config = ClientConfig {
             protocol: ClientProtocol::HttpsExcept(plain),
@@ -49,11 +56,23 @@ impl Registries {
             read_timeout: Some(std::time::Duration::from_secs(60)),
             ..ClientConfig::default()
         };
-        Registries { client: Client::new(config) }
+        Registries { client: Client::new(config), mirrors }
     }
 
-    /// The manifest digest `reference`'s tag points at now.
+    /// The manifest digest `reference`'s tag points at now: at its first mirror that answers,
+    /// else at its registry.
     pub async fn resolve(&self, reference: &OciRef) -> Result<String> {
+        let mut failures = Vec::new();
+        for source in sources(&self.mirrors, reference) {
+            match self.resolve_at(&source).await {
+                Ok(digest) => return Ok(digest),
+                Err(error) => failures.push((source, error)),
+            }
+        }
+        Err(all_failed(failures))
+    }
+
+    async fn resolve_at(&self, reference: &OciRef) -> Result<String> {
         let digest = self
             .client
             .fetch_manifest_digest(reference.reference(), &auth(reference.registry()))
@@ -67,8 +86,27 @@ impl Registries {
 
     /// Pulls manifest `digest` of `reference` and its component into `store`, each unless the
     /// store has it (the component against `max_bytes` while it downloads; the store refuses
-    /// bytes that are not their digest); returns the component's digest.
+    /// bytes that are not their digest, wherever they came from): from its first mirror that
+    /// has them, else from its registry. Returns the component's digest.
     pub async fn pull(
+        &self,
+        reference: &OciRef,
+        digest: &str,
+        store: &Store,
+        max_bytes: u64,
+        progress: &dyn Progress,
+    ) -> Result<String> {
+        let mut failures = Vec::new();
+        for source in sources(&self.mirrors, reference) {
+            match self.pull_at(&source, digest, store, max_bytes, progress).await {
+                Ok(component) => return Ok(component),
+                Err(error) => failures.push((source, error)),
+            }
+        }
+        Err(all_failed(failures))
+    }
+
+    async fn pull_at(
         &self,
         reference: &OciRef,
         digest: &str,
@@ -132,8 +170,20 @@ impl Registries {
     }
 
     /// The cosign signatures attached to `digest` in `reference`'s repository (none if there
-    /// is no signature manifest).
+    /// is no signature manifest): those of its first mirror that has any, else its registry's.
     pub async fn signatures(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {
+        let (mut failures, mut answered) = (Vec::new(), false);
+        for source in sources(&self.mirrors, reference) {
+            match self.signatures_at(&source, digest).await {
+                Ok(found) if !found.is_empty() => return Ok(found),
+                Ok(_) => answered = true,
+                Err(error) => failures.push((source, error)),
+            }
+        }
+        if answered { Ok(Vec::new()) } else { Err(all_failed(failures)) }
+    }
+
+    async fn signatures_at(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {
         let tag = reference.tagged(cosign::signature_tag(digest));
         let auth = auth(reference.registry());
         let manifest = match self.client.pull_manifest_raw(&tag, &auth, MANIFEST_TYPES).await {
@@ -225,7 +275,8 @@ impl Registries {
         let tag = reference.tagged(cosign::signature_tag(digest));
         let auth = auth(reference.registry());
         let mut layers = Vec::new();
-        for old in self.signatures(reference, digest).await? {
+        // The registry's own signatures: a mirror's are not what is being appended to.
+        for old in self.signatures_at(reference, digest).await? {
             if old != *signature {
                 layers.push(signature_layer(&old)?);
             }
@@ -239,6 +290,28 @@ impl Registries {
             .with_context(|| format!("cannot push the signature of {reference}"))?;
         Ok(())
     }
+}
+
+/// Where `reference` is pulled from, in order: its mirrors, then its registry. A mirror that
+/// does not make a valid reference is skipped (the config check names it).
+fn sources(mirrors: &Mirrors, reference: &OciRef) -> Vec<OciRef> {
+    let mirrored = mirrors.get(reference.registry_as_written()).or_else(|| mirrors.get(reference.registry()));
+    let mut found: Vec<OciRef> = mirrored.into_iter().flatten().filter_map(|m| reference.via(m).ok()).collect();
+    found.push(reference.clone());
+    found
+}
+
+/// The error of the last source (the registry itself), with what each mirror before it said.
+fn all_failed(mut failures: Vec<(OciRef, anyhow::Error)>) -> anyhow::Error {
+    let Some((_, last)) = failures.pop() else {
+        return anyhow!("no registry to pull from");
+    };
+    if failures.is_empty() {
+        return last;
+    }
+    let mirrors: Vec<String> =
+        failures.iter().map(|(source, error)| format!("mirror {}: {error:#}", source.registry())).collect();
+    last.context(format!("{}; then the registry itself", mirrors.join("; ")))
 }
 
 /// The component layer `manifest` (of `reference`) names: the artifact's one wasm layer, with a

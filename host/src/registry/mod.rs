@@ -10,8 +10,9 @@
 //! - `trust`: the trust policy;
 //! - `client`: the registry client (oci-client), pulls and pushes.
 //!
-//! [`resolve`] turns the references of a config into plugin files for the loader; the
-//! `publish`, `sign`, `pull` and `keygen` commands use the same pieces.
+//! [`resolve`] turns the references of a config into plugin files for the loader (`serve`,
+//! `check`, `compile`, `pull`, `add`, and `update` with [`Resolve::refresh`]); `publish`,
+//! `sign` and `keygen` use the same pieces. Transfers are reported through [`Progress`].
 
 mod artifact;
 mod client;
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow};
 
 pub(crate) use artifact::{DESCRIPTION_ANNOTATION, POLICY_ANNOTATION, build as build_artifact};
-pub(crate) use client::{Registries, explain};
+pub(crate) use client::{Mirrors, Registries, explain};
 pub(crate) use lock::{Lock, Locked, lock_path};
 pub(crate) use reference::{OciRef, is_reference};
 pub(crate) use store::Store;
@@ -63,6 +64,8 @@ pub(crate) struct Resolve<'a> {
     pub trust: &'a Trust,
     /// Registries that may be reached over plain HTTP although not on this machine.
     pub insecure: &'a [String],
+    /// Pull-through mirrors, tried before each registry.
+    pub mirrors: &'a Mirrors,
     /// The plugin size limit, enforced while downloading.
     pub max_bytes: u64,
     /// Told how each download goes.
@@ -91,7 +94,7 @@ pub(crate) async fn resolve(refs: &[OciRef], how: &Resolve<'_>) -> Result<Resolu
     let mut lock = Lock::read(how.lock_path)?;
     // Made on first use: a plugin already pulled, pinned and signed needs no registry, and the
     // client's TLS set-up (the system's root certificates) was most of such a start's 44 ms.
-    let registries = Lazy { cell: std::sync::OnceLock::new(), refs, insecure: how.insecure };
+    let registries = Lazy { cell: std::sync::OnceLock::new(), refs, insecure: how.insecure, mirrors: how.mirrors };
     let (mut files, mut failed) = (Vec::new(), Vec::new());
     for reference in refs {
         let written = reference.written().to_owned();
@@ -111,11 +114,12 @@ struct Lazy<'a> {
     cell: std::sync::OnceLock<Registries>,
     refs: &'a [OciRef],
     insecure: &'a [String],
+    mirrors: &'a Mirrors,
 }
 
 impl Lazy<'_> {
     fn get(&self) -> &Registries {
-        self.cell.get_or_init(|| Registries::new(self.refs, self.insecure))
+        self.cell.get_or_init(|| Registries::new(self.refs, self.insecure, self.mirrors))
     }
 }
 

@@ -73,6 +73,28 @@ impl OciRef {
         format!("{}/{}", self.parsed.registry(), self.parsed.repository())
     }
 
+    /// The same reference on `registry`, a mirror, still written as the operator wrote it: the
+    /// lock, the trust and the signatures keep naming the original.
+    pub fn via(&self, registry: &str) -> Result<OciRef> {
+        let mut text = format!("{registry}/{}", self.parsed.repository());
+        if let Some(tag) = self.parsed.tag() {
+            text.push(':');
+            text.push_str(tag);
+        }
+        if let Some(digest) = self.parsed.digest() {
+            text.push('@');
+            text.push_str(digest);
+        }
+        let parsed: Reference = text.parse().map_err(|e| anyhow!("invalid mirror `{registry}` for {self}: {e}"))?;
+        Ok(OciRef { written: self.written.clone(), parsed })
+    }
+
+    /// The registry as written (`docker.io`, not the `index.docker.io` it resolves to): the key of
+    /// `[registries.mirrors]`.
+    pub fn registry_as_written(&self) -> &str {
+        self.parsed.registry()
+    }
+
     /// The plugin name: the repository's last segment (`oci://ghcr.io/acme/tools/echo:1` is
     /// `echo`), with characters outside `[A-Za-z0-9_-]` replaced, as a file's stem is.
     pub fn plugin_name(&self) -> String {
@@ -125,6 +147,10 @@ mod tests {
         assert!(!pinned.is_loopback());
         assert!(OciRef::parse("oci://localhost:5000/echo:1").unwrap().is_loopback());
         assert!(!OciRef::parse("oci://127.0.0.1.example.com/echo:1").unwrap().is_loopback());
+        let mirrored = pinned.via("127.0.0.1:5001").unwrap();
+        assert_eq!(mirrored.repository(), "127.0.0.1:5001/acme/echo");
+        assert_eq!((mirrored.written(), mirrored.pinned()), (pinned.written(), Some(digest.as_str())));
+        assert!(mirrored.is_loopback());
     }
 
     #[test]

@@ -47,6 +47,7 @@ async fn resolve(settings: &Settings, refresh: bool, progress: &dyn Progress) ->
         refresh,
         trust: &settings.registry.trust,
         insecure: &settings.registry.insecure,
+        mirrors: &settings.registry.mirrors,
         max_bytes: settings.compile_bounds.max_file_bytes,
         progress,
     };

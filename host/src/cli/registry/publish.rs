@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::cli::progress::Transfers;
 use crate::registry::cosign::SigningKey;
-use crate::registry::{self, DESCRIPTION_ANNOTATION, OciRef, POLICY_ANNOTATION, Registries};
+use crate::registry::{self, DESCRIPTION_ANNOTATION, Mirrors, OciRef, POLICY_ANNOTATION, Registries};
 use crate::runtime::compile::CompileBounds;
 use crate::runtime::requested::read_requested;
 
@@ -48,7 +48,7 @@ pub(crate) async fn publish(
     }
     let (layers, config, manifest) = registry::build_artifact(bytes, annotations)?;
     let repository = reference.repository();
-    let registries = Registries::new(std::slice::from_ref(&reference), insecure);
+    let registries = Registries::new(std::slice::from_ref(&reference), insecure, &Mirrors::new());
     let digest = registries
         .push(&reference, &layers, config, manifest, &Transfers::new())
         .await
@@ -68,7 +68,7 @@ pub(crate) async fn sign(reference: &str, key: &Path, insecure: &[String]) -> Re
     let key = SigningKey::read(key)?;
     let repository = reference.repository();
     let signature = key.sign(&repository, &digest)?;
-    Registries::new(std::slice::from_ref(&reference), insecure)
+    Registries::new(std::slice::from_ref(&reference), insecure, &Mirrors::new())
         .push_signature(&reference, &digest, &signature)
         .await
         .map_err(|e| registry::explain(e, reference.registry()))?;
