@@ -7,6 +7,7 @@
     reason = "a test or benchmark stops at the first thing that does not hold"
 )]
 
+mod authorization;
 mod budget;
 mod cli;
 mod common;
@@ -37,4 +38,5 @@ mod rounds;
 mod sandbox;
 mod sdk_transports;
 mod tasks;
+mod tls;
 mod websocket;

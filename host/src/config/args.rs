@@ -134,6 +134,16 @@ pub struct ServeArgs {
     /// Don't serve WebSocket.
     #[arg(long)]
     pub no_ws: bool,
+    /// Serve HTTPS: this certificate chain (PEM, leaf first), reloaded when it changes.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// A TLS-terminating proxy stands in front of this plain HTTP listener (lets `[auth]` serve
+    /// off loopback without --tls-cert).
+    #[arg(long)]
+    pub behind_tls_proxy: bool,
     /// Serve the deprecated 2024-11-05 HTTP+SSE transport too, for old clients: the stream at
     /// /sse, messages POSTed to /sse/messages.
     #[arg(long)]

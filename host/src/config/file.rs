@@ -30,6 +30,8 @@ pub(crate) struct FileConfig {
     pub(crate) cache: FileCache,
     #[serde(default)]
     pub(crate) http: FileHttp,
+    #[serde(default)]
+    pub(crate) auth: FileAuth,
     /// Per-plugin settings, by plugin name.
     #[serde(default)]
     pub(crate) plugin: HashMap<String, FilePlugin>,
@@ -37,6 +39,30 @@ pub(crate) struct FileConfig {
     pub(crate) trust: FileTrust,
     #[serde(default)]
     pub(crate) registries: FileRegistries,
+}
+
+/// `[auth]`: OAuth 2.1 access tokens on HTTP (docs/authorization.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileAuth {
+    /// The authorization servers (issuer identifiers) whose tokens are accepted.
+    #[serde(default)]
+    pub(crate) issuers: Vec<String>,
+    /// This server's resource identifier: the URL clients reach the MCP endpoint at.
+    pub(crate) resource: Option<String>,
+    /// The `aud` tokens must carry, for providers without resource indicators.
+    pub(crate) audience: Option<String>,
+    /// Allowed JWS algorithms (default RS256, ES256).
+    pub(crate) algorithms: Option<Vec<String>>,
+    /// Scopes announced in the resource metadata and the 401 challenge.
+    #[serde(default)]
+    pub(crate) scopes_supported: Vec<String>,
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds (default 30, at most 300).
+    pub(crate) leeway_seconds: Option<u64>,
+    /// The client mcpbox introspects opaque tokens as (RFC 7662), if any.
+    pub(crate) introspection_client: Option<String>,
+    /// The file holding that client's secret, relative to the config.
+    pub(crate) introspection_secret_file: Option<PathBuf>,
 }
 
 /// `[trust]`: whose signatures registry plugins need (docs/registries.md).
@@ -118,6 +144,11 @@ pub(crate) struct FileHttp {
     pub(crate) legacy_sse_path: Option<Spanned<String>>,
     /// Keep-alive interval of SSE streams and WebSocket pings (0: never; default 15000).
     pub(crate) heartbeat_ms: Option<Spanned<u64>>,
+    /// TLS on the listener: the certificate chain and the key (PEM), relative to the config.
+    pub(crate) tls_cert: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
+    /// A TLS-terminating proxy stands in front of a plain HTTP listener.
+    pub(crate) behind_tls_proxy: Option<bool>,
 }
 
 /// `[plugin.NAME]`: one plugin's names, limits and grants.

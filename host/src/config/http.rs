@@ -3,12 +3,14 @@
 //! differ from each other, the heartbeat is 0 (off) or 100 ms to an hour.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use toml::Spanned;
 
 use super::ServeArgs;
+use super::auth::OAuthOptions;
 use super::file::ConfigFile;
 use super::problems::Problems;
 
@@ -31,8 +33,12 @@ pub struct HttpOptions {
     /// Browser `Origin`s accepted besides `http://localhost`, `127.0.0.1` and `[::1]` (any
     /// port). Requests without `Origin` (non-browser clients) pass.
     pub allowed_origins: Vec<String>,
-    /// If set, every MCP request needs `Authorization: Bearer <token>`.
+    /// If set, every MCP request needs `Authorization: Bearer <token>` (the simple mode).
     pub auth_token: Option<String>,
+    /// If set, every MCP request needs an access token from one of these authorization servers.
+    pub oauth: Option<OAuthOptions>,
+    /// Serve HTTPS with this certificate chain and key (PEM files).
+    pub tls: Option<TlsFiles>,
     /// The largest request body, and WebSocket message, accepted (`--max-message-bytes`).
     pub max_body_bytes: usize,
     /// The WebSocket endpoint, if served.
@@ -41,6 +47,13 @@ pub struct HttpOptions {
     pub legacy_sse: Option<LegacySsePaths>,
     /// How often open SSE streams get a keep-alive comment and WebSockets a ping; `None`: never.
     pub heartbeat: Option<Duration>,
+}
+
+/// The certificate chain and key of an HTTPS listener.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 /// Where the 2024-11-05 HTTP+SSE transport is.
@@ -64,6 +77,20 @@ pub(super) fn http_options(
     let auth_token = problems.take(args.auth_token_file.as_deref().map(super::read_token).transpose()).flatten();
     let heartbeat = problems.take(heartbeat(file, args)).unwrap_or(Some(DEFAULT_HEARTBEAT));
     let path = problems.take(checked_path(&args.http_path, "--http-path")).unwrap_or_default();
+    let oauth = problems.take(super::auth::oauth_options(file, addr.ip().is_loopback())).flatten();
+    let tls = problems.take(tls_files(file, args)).flatten();
+    let behind_proxy = args.behind_tls_proxy || section.behind_tls_proxy.unwrap_or(false);
+    // Bearer tokens in the clear off this machine are anyone's on the path.
+    if oauth.is_some() && tls.is_none() && !behind_proxy && !addr.ip().is_loopback() {
+        problems.take::<()>(Err(anyhow!(
+            "[auth] on a plain HTTP listener off loopback ({addr}) would take access tokens in the clear: serve HTTPS (--tls-cert and --tls-key, or [http] tls_cert and tls_key), or say a TLS-terminating proxy stands in front (--behind-tls-proxy, [http] behind_tls_proxy = true)"
+        )));
+    }
+    if oauth.is_some() && auth_token.is_some() {
+        problems.take::<()>(Err(anyhow!(
+            "--auth-token-file and [auth] issuers are two ways to authorize: choose one (the static token is the simple mode)"
+        )));
+    }
     let serve_ws = !args.no_ws && (args.ws_path.is_some() || section.websocket.unwrap_or(true));
     let ws_path = serve_ws
         .then(|| {
@@ -105,11 +132,26 @@ pub(super) fn http_options(
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
         auth_token,
+        oauth,
+        tls,
         max_body_bytes,
         ws_path,
         legacy_sse,
         heartbeat,
     })
+}
+
+/// `--tls-cert`/`--tls-key` over `[http] tls_cert`/`tls_key`: both or neither.
+fn tls_files(file: &ConfigFile, args: &ServeArgs) -> Result<Option<TlsFiles>> {
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        return Ok(Some(TlsFiles { cert: cert.clone(), key: key.clone() }));
+    }
+    let section = &file.config.http;
+    match (&section.tls_cert, &section.tls_key) {
+        (Some(cert), Some(key)) => Ok(Some(TlsFiles { cert: file.resolve(cert), key: file.resolve(key) })),
+        (None, None) => Ok(None),
+        _ => Err(anyhow!("{}: [http] tls_cert and tls_key go together", file.path.display())),
+    }
 }
 
 /// `--heartbeat-ms` over `[http] heartbeat_ms`; `None` is off.

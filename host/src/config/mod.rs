@@ -9,6 +9,7 @@
 //! - `tasks`: the task deadline, retention and limits.
 
 mod args;
+mod auth;
 mod file;
 mod http;
 mod plugin;
@@ -21,6 +22,7 @@ use anyhow::{Context, Result, anyhow};
 use toml::Spanned;
 
 pub use args::ServeArgs;
+pub use auth::{IntrospectionClient, OAuthOptions};
 use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::Problems;

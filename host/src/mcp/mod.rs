@@ -15,6 +15,7 @@
 //!   that go on as tasks);
 //! - [`transport`]: stdio and Streamable HTTP.
 
+pub(crate) mod auth;
 mod client;
 mod convert;
 mod era;

@@ -8,6 +8,7 @@
 //!   trust policy on every start (they are signed, so they need no digest).
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
@@ -131,6 +132,11 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file =
         tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
     file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    // A temporary file is its owner's only; what it becomes (a lock committed with the config,
+    // a blob anyone may verify) is not secret.
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .with_context(|| format!("cannot write {}", path.display()))?;
     file.persist(path).map_err(|e| anyhow!("cannot write {}: {}", path.display(), e.error))?;
     Ok(())
 }

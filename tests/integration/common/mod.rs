@@ -416,3 +416,25 @@ impl ConfigFile {
         Server::start(&self.args())
     }
 }
+
+/// The error output of `command`, a start that must be refused: a server that starts instead
+/// is killed after 20 s and fails the test (rather than hanging it).
+pub fn refused_start(mut command: Command) -> String {
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server started instead of refusing to");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "exited successfully: {stderr}");
+    stderr
+}

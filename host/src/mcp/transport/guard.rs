@@ -8,7 +8,9 @@
 //!   allowed (`--allow-origin`); a foreign page's WebSocket would otherwise ride the user's
 //!   loopback server, since browsers send no CORS preflight for WebSockets;
 //! - with `--auth-token-file`, `Authorization: Bearer <token>` (RFC 6750 §2.1), compared in
-//!   constant time. Never from the query string: the authorization spec forbids tokens in URIs.
+//!   constant time; with `[auth]`, an OAuth access token (`mcp/auth/`), whose principal goes
+//!   with the request. Never from the query string: the authorization spec forbids tokens in
+//!   URIs.
 //!
 //! The matching follows rmcp's own checks for Streamable HTTP (which still run behind this one):
 //! hosts compare without brackets and case, a port in an allowed host must match; an allowed
@@ -22,20 +24,28 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header, uri::Authority
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::mcp::auth::{Principal, ResourceServer};
+
 /// The listener's admission rules, parsed once.
-#[derive(Debug)]
 pub(crate) struct Admission {
     /// Allowed `Host`s: a name, and the port it must come with, if any.
     hosts: Vec<(String, Option<u16>)>,
     /// Allowed `Origin`s.
     origins: Vec<AllowedOrigin>,
-    /// The bearer token every request must carry, if any.
+    /// The bearer token every request must carry, if any (the simple mode).
     token: Option<String>,
+    /// The resource server whose access tokens every request must carry, if any.
+    oauth: Option<Arc<ResourceServer>>,
 }
 
 impl Admission {
     /// `hosts` as `name` or `name:port`, `origins` as `scheme://host[:port|:*]`.
-    pub(crate) fn new(hosts: &[String], origins: &[String], token: Option<String>) -> Admission {
+    pub(crate) fn new(
+        hosts: &[String],
+        origins: &[String],
+        token: Option<String>,
+        oauth: Option<Arc<ResourceServer>>,
+    ) -> Admission {
         let hosts = hosts
             .iter()
             .map(|allowed| match Authority::try_from(allowed.trim()) {
@@ -53,7 +63,7 @@ impl Admission {
                 parsed
             })
             .collect();
-        Admission { hosts, origins, token }
+        Admission { hosts, origins, token, oauth }
     }
 
     /// Why `request` may not pass, as the response it gets.
@@ -101,12 +111,21 @@ impl Admission {
     }
 }
 
-/// The middleware: a request passes [`Admission`] or gets its refusal.
-pub(crate) async fn admit(State(admission): State<Arc<Admission>>, request: Request, next: Next) -> Response {
-    match admission.refusal(request.uri(), request.headers()) {
-        Some(refusal) => refusal,
-        None => next.run(request).await,
+/// The middleware: a request passes [`Admission`] or gets its refusal. With OAuth, the
+/// token's [`Principal`] goes with the request.
+pub(crate) async fn admit(State(admission): State<Arc<Admission>>, mut request: Request, next: Next) -> Response {
+    if let Some(refusal) = admission.refusal(request.uri(), request.headers()) {
+        return refusal;
     }
+    if let Some(oauth) = &admission.oauth {
+        match oauth.authenticate(request.headers()).await {
+            Ok(principal) => {
+                request.extensions_mut().insert::<Principal>(principal);
+            }
+            Err(refusal) => return refusal,
+        }
+    }
+    next.run(request).await
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -193,6 +212,7 @@ mod tests {
             &["localhost".into(), "127.0.0.1".into(), "::1".into(), "mcp.example.com:8443".into()],
             &["http://localhost:*".into(), "https://app.example.com".into()],
             token.map(str::to_owned),
+            None,
         )
     }
 

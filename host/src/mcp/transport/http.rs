@@ -31,8 +31,10 @@ use super::early_stream;
 use super::guard::{self, Admission};
 use super::legacy_sse::{self, LegacySse};
 use super::stateless::Lean;
+use super::tls::Tls;
 use super::websocket::{self, Sockets};
 use crate::config::HttpOptions;
+use crate::mcp::auth::ResourceServer;
 use crate::mcp::{McpState, Session};
 
 /// How long in-flight requests may run on after a shutdown signal before their streams and
@@ -54,6 +56,8 @@ pub async fn serve(
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
     let local = listener.local_addr()?;
+    let tls = options.tls.as_ref().map(|files| Tls::load(&files.cert, &files.key)).transpose()?;
+    let (scheme, ws_scheme) = if tls.is_some() { ("https", "wss") } else { ("http", "ws") };
     bound(local);
 
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
@@ -64,7 +68,11 @@ pub async fn serve(
     origins.extend(options.allowed_origins.iter().cloned());
     // Sessions and streams close when this token is cancelled, after the grace period.
     let sessions_done = CancellationToken::new();
-    let admission = Arc::new(Admission::new(&hosts, &origins, options.auth_token.clone()));
+    let oauth = match &options.oauth {
+        Some(oauth) => Some(Arc::new(ResourceServer::new(oauth, &format!("{scheme}://{local}{}", options.path))?)),
+        None => None,
+    };
+    let admission = Arc::new(Admission::new(&hosts, &origins, options.auth_token.clone(), oauth.clone()));
     // rmcp checks Host and Origin again behind `guard.rs`, with the same lists.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
@@ -104,16 +112,19 @@ pub async fn serve(
             post(legacy_sse::post).with_state(sse).layer(DefaultBodyLimit::max(options.max_body_bytes)),
         );
     }
-    let app = mcp
+    let mut app = mcp
         .route_layer(middleware::from_fn_with_state(admission, guard::admit))
         .route("/healthz", get(|| async { "ok\n" }));
-
-    // Without TCP_NODELAY, sequential requests stall on Nagle + delayed ACK (~44 ms each).
-    let listener = listener.tap_io(|stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
+    // Protected Resource Metadata is public: a client reads it to learn where to get a token.
+    if let Some(oauth) = oauth {
+        let document = oauth.metadata().to_string();
+        for path in oauth.metadata_paths(&options.path) {
+            let document = document.clone();
+            let json = [(axum::http::header::CONTENT_TYPE, "application/json")];
+            app = app.route(&path, get(move || async move { (json, document.clone()) }));
         }
-    });
+    }
+
     let graceful = {
         let shutdown = shutdown.clone();
         let sessions_done = sessions_done.clone();
@@ -126,17 +137,32 @@ pub async fn serve(
             });
         }
     };
-    tracing::info!("serving MCP over http://{local}{}", options.path);
+    tracing::info!("serving MCP over {scheme}://{local}{}", options.path);
     if let Some(path) = &options.ws_path {
-        tracing::info!("serving MCP over ws://{local}{path}");
+        tracing::info!("serving MCP over {ws_scheme}://{local}{path}");
     }
     if let Some(paths) = &options.legacy_sse {
         tracing::info!(
-            "serving MCP over the 2024-11-05 HTTP+SSE transport at http://{local}{} (deprecated)",
+            "serving MCP over the 2024-11-05 HTTP+SSE transport at {scheme}://{local}{} (deprecated)",
             paths.stream
         );
     }
-    axum::serve(listener, app).with_graceful_shutdown(graceful).await.context("http server failed")?;
+    match &tls {
+        Some(tls) => {
+            let _reloading = tls.watch()?;
+            axum::serve(tls.listener(listener)?, app).with_graceful_shutdown(graceful).await
+        }
+        None => {
+            // Without TCP_NODELAY, sequential requests stall on Nagle + delayed ACK (~44 ms each).
+            let listener = listener.tap_io(|stream| {
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::warn!("cannot set TCP_NODELAY: {e}");
+                }
+            });
+            axum::serve(listener, app).with_graceful_shutdown(graceful).await
+        }
+    }
+    .context("http server failed")?;
     sessions_done.cancel();
     Ok(())
 }

@@ -7,7 +7,8 @@
 //!   - `websocket`: subprotocol `mcp`, a text frame per message;
 //!   - `legacy_sse`: the 2024-11-05 HTTP+SSE transport, off unless turned on;
 //!   - `stateless`: the lean path of the stateless requests that need only their response;
-//!   - `guard`: Host, Origin and the bearer token, in front of every endpoint;
+//!   - `guard`: Host, Origin and the bearer or access token, in front of every endpoint;
+//!   - `tls`: HTTPS, its certificate reloaded when it changes;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
 //! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
@@ -20,4 +21,5 @@ pub mod http;
 mod legacy_sse;
 mod stateless;
 pub mod stdio;
+mod tls;
 mod websocket;

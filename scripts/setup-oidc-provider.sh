@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# A certified OpenID provider for the authorization tests: the npm package oidc-provider,
+# pinned, in .tools/oidc-provider for the Node 22 the conformance suite brings; never installed
+# system-wide. Idempotent. Prints "NODE SCRIPT": run `NODE SCRIPT PORT` to start it on
+# 127.0.0.1:PORT (scripts/oidc-provider.mjs says which clients it has).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+read -r node dir < <("$root/scripts/npm-into-tools.sh" "$root/.tools/oidc-provider" oidc-provider@9.6.0)
+# Node resolves the script's imports from its own directory: it runs beside node_modules.
+cp "$root/scripts/oidc-provider.mjs" "$dir/oidc-provider.mjs.tmp"
+mv "$dir/oidc-provider.mjs.tmp" "$dir/oidc-provider.mjs"
+echo "$node $dir/oidc-provider.mjs"
