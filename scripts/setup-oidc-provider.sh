@@ -7,6 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 read -r node dir < <("$root/scripts/npm-into-tools.sh" "$root/.tools/oidc-provider" oidc-provider@9.6.0)
 # Node resolves the script's imports from its own directory: it runs beside node_modules.
-cp "$root/scripts/oidc-provider.mjs" "$dir/oidc-provider.mjs.tmp"
-mv "$dir/oidc-provider.mjs.tmp" "$dir/oidc-provider.mjs"
+# Tests set up in parallel: each copies through a name of its own, then renames atomically.
+tmp="$dir/oidc-provider.mjs.$$"
+cp "$root/scripts/oidc-provider.mjs" "$tmp"
+mv "$tmp" "$dir/oidc-provider.mjs"
 echo "$node $dir/oidc-provider.mjs"
