@@ -7,6 +7,8 @@
 #                             Python SDK's own server; medians of 3 interleaved runs, with ratios
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
+#   scripts/bench.sh auth     the cost of checking an OAuth access token per request ([auth]
+#                             with a local OpenID provider vs the same server open)
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
@@ -24,6 +26,7 @@ case "${1:-compare}" in
     cargo bench -p mcpbox --bench compare ;;
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
+  auth) cargo bench -p mcpbox --bench auth_overhead ;;
   startup) cargo bench -p mcpbox --bench startup ;;
   examples)
     cargo build --release -p mcpbox
@@ -31,5 +34,5 @@ case "${1:-compare}" in
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|latency|http|startup|examples|reference]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|latency|http|auth|startup|examples|reference]" >&2; exit 2 ;;
 esac

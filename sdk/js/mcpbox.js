@@ -14,7 +14,7 @@
 // can correct. A function returns a string (text), an object (structured content), content
 // blocks, or a `CallResult`; a thrown error becomes a result with `isError: true`.
 
-import * as host from 'mcpbox:plugin/host@0.1.1';
+import * as host from 'mcpbox:plugin/host@0.1.2';
 
 // --- schemas ------------------------------------------------------------------------------
 
@@ -179,6 +179,15 @@ export function cancelled() {
 /** The directories granted to this call: `{ name, guestPath, writable }`. */
 export function grantedDirs() {
   return host.grantedDirs();
+}
+
+/**
+ * Who this call is made for (`{ issuer, subject, scopes }` of the client's access token), if the
+ * operator lets this plugin know (`[plugin.NAME] caller = true`) and the server authorizes its
+ * clients with OAuth; `undefined` otherwise.
+ */
+export function caller() {
+  return host.caller();
 }
 
 /** Tells subscribed clients that the resource at `uri` (one this plugin serves) changed. */

@@ -46,7 +46,7 @@ from wit_world.imports import types as wit_types
 __all__ = [
     "Plugin", "InvalidArguments", "NotFound", "LogLevel",
     "text", "image", "audio", "text_resource", "blob_resource", "link",
-    "log", "progress", "cancelled", "granted_dirs", "resource_updated", "sample", "sample_text", "elicit",
+    "log", "progress", "cancelled", "granted_dirs", "caller", "resource_updated", "sample", "sample_text", "elicit",
     "Question", "ask", "list_roots", "can_ask", "save_state", "saved_state", "detach",
 ]
 
@@ -120,6 +120,13 @@ def cancelled() -> bool:
 def granted_dirs() -> list:
     """The directories granted to this call (`name`, `guest_path`, `writable`)."""
     return wit_host.granted_dirs()
+
+
+def caller():
+    """Who this call is made for (`issuer`, `subject`, `scopes` of the client's access token), if
+    the operator lets this plugin know (`[plugin.NAME] caller = true`) and the server authorizes
+    its clients with OAuth; None otherwise."""
+    return wit_host.caller()
 
 
 def resource_updated(uri: str) -> None:

@@ -81,7 +81,7 @@ pub mod bindings {
 pub use bindings::exports::mcpbox::plugin::completion::{CompletionRequest, CompletionResult, Reference};
 pub use bindings::exports::mcpbox::plugin::prompts::{PromptMessage, PromptResult};
 pub use bindings::exports::mcpbox::plugin::tools::{CallResult, ToolAnnotations};
-pub use bindings::mcpbox::plugin::host::GrantedDir;
+pub use bindings::mcpbox::plugin::host::{GrantedDir, Principal};
 pub use bindings::mcpbox::plugin::types::{
     Annotations, ContentBlock as Content, LogLevel, ResourceBody, ResourceContents, Role,
 };
@@ -227,6 +227,13 @@ pub mod host {
     /// The directories granted to this call, mounted at their `guest_path`.
     pub fn granted_dirs() -> Vec<GrantedDir> {
         imports::granted_dirs()
+    }
+
+    /// Who this call is made for (`issuer`, `subject`, `scopes` of the client's access token),
+    /// if the operator lets this plugin know (`[plugin.NAME] caller = true`) and the server
+    /// authorizes its clients with OAuth; `None` otherwise.
+    pub fn caller() -> Option<crate::Principal> {
+        imports::caller()
     }
 
     /// Tells subscribed clients that the resource at `uri` (one this plugin serves) changed.

@@ -15,33 +15,41 @@ use super::http::{messages, post};
 use crate::common::*;
 
 /// The provider on a loopback port of its own; stopped when dropped.
-struct Provider {
+pub(crate) struct Provider {
     child: Child,
-    issuer: String,
+    pub(crate) issuer: String,
 }
 
 impl Provider {
-    fn start() -> Provider {
+    pub(crate) fn start() -> Provider {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Provider::start_on(port, "first")
+    }
+
+    /// The provider on `port`, signing with a new key named `kid`.
+    fn start_on(port: u16, kid: &str) -> Provider {
         let setup = Command::new("bash").arg(repo_root().join("scripts/setup-oidc-provider.sh")).output().unwrap();
         assert!(setup.status.success(), "setting up the provider failed: {}", String::from_utf8_lossy(&setup.stderr));
         let printed = String::from_utf8(setup.stdout).unwrap();
         let (node, script) = printed.trim().split_once(' ').unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut child = Command::new(node)
-            .args([script, &port.to_string()])
+            .args([script, &port.to_string(), kid])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let mut ready = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut ready).unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        stdout.read_line(&mut ready).unwrap();
+        // Read on: the provider's notices (a revocation's) would otherwise hit a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let issuer =
             ready.trim().strip_prefix("ready ").unwrap_or_else(|| panic!("the provider said {ready:?}")).to_owned();
         Provider { child, issuer }
     }
 
     /// An access token for `client` by the client credentials grant, for `resource` if given.
-    async fn token(&self, client: &str, scope: &str, resource: Option<&str>) -> String {
+    pub(crate) async fn token(&self, client: &str, scope: &str, resource: Option<&str>) -> String {
         let mut form = format!("grant_type=client_credentials&scope={}", encode(scope));
         if let Some(resource) = resource {
             form.push_str(&format!("&resource={}", encode(resource)));
@@ -76,7 +84,7 @@ fn encode(text: &str) -> String {
 }
 
 /// mcpbox over HTTP with `[auth]` naming the provider; its URL is its resource identifier.
-fn serve(provider: &Provider, extra: &str) -> (Server, String, ConfigFile) {
+pub(crate) fn serve(provider: &Provider, extra: &str) -> (Server, String, ConfigFile) {
     let config = ConfigFile::new(&format!(
         "[auth]\nissuers = [\"{}\"]\nscopes_supported = [\"tools:read\"]\n{extra}",
         provider.issuer
@@ -96,7 +104,7 @@ async fn list_tools(url: &str, token: Option<&str>) -> reqwest::Response {
     post(url, &list, &headers).await
 }
 
-fn challenge(response: &reqwest::Response) -> String {
+pub(crate) fn challenge(response: &reqwest::Response) -> String {
     response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
 }
 
@@ -130,6 +138,31 @@ async fn a_token_the_provider_issued_for_this_server_passes_and_the_challenge_sa
 }
 
 #[tokio::test]
+async fn the_python_sdk_goes_from_the_first_401_through_registration_login_and_consent_to_a_tool_call() {
+    let provider = Provider::start();
+    let config = ConfigFile::new(&format!(
+        "[auth]\nissuers = [\"{}\"]\nscopes_supported = [\"tools:read\"]\n\
+         [[auth.entitlements]]\nscope = \"tools:read\"\nplugins = [\"echo\"]\n",
+        provider.issuer
+    ));
+    let [flag, path] = config.args();
+    let (server, url) = Server::start_http(&[flag, path, fixture("echo").as_os_str()]);
+    let flow = repo_root().join("tests/clients/oauth_flow.py");
+    let output = std::process::Command::new(python_sdk())
+        .arg(flow)
+        .args([url.as_str(), "ada", "echo.echo", r#"{"text":"signed in"}"#])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && printed.trim() == "signed in",
+        "{printed}\n{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        server.stderr()
+    );
+}
+
+#[tokio::test]
 async fn tokens_for_another_resource_from_another_issuer_expired_or_forged_are_refused() {
     let provider = Provider::start();
     let (server, url, _config) = serve(&provider, "leeway_seconds = 0\n");
@@ -151,6 +184,10 @@ async fn tokens_for_another_resource_from_another_issuer_expired_or_forged_are_r
     let brief = provider.token("brief", "tools:read", Some(&url)).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
     refused(&list_tools(&url, Some(&brief)).await, "expired");
+
+    // Not valid yet: the early client's tokens carry an `nbf` an hour ahead.
+    let early = provider.token("early", "tools:read", Some(&url)).await;
+    refused(&list_tools(&url, Some(&early)).await, "not valid yet");
 
     // A genuine token with its payload changed: the signature no longer verifies.
     let genuine = provider.token("bob", "tools:read", Some(&url)).await;
@@ -177,13 +214,52 @@ async fn tokens_for_another_resource_from_another_issuer_expired_or_forged_are_r
 }
 
 #[tokio::test]
+async fn a_rotated_key_is_fetched_and_a_key_the_issuer_no_longer_has_or_never_had_is_refused() {
+    let first = Provider::start();
+    let (_server, url, _config) = serve(&first, "");
+    let before = first.token("ada", "tools:read", Some(&url)).await;
+    assert_eq!(list_tools(&url, Some(&before)).await.status(), 200);
+
+    // The provider rotates: the same issuer, a new key (`second`), the old one gone.
+    let port: u16 = first.issuer.rsplit(':').next().unwrap().parse().unwrap();
+    drop(first);
+    let rotated = Provider::start_on(port, "second");
+    let after = rotated.token("ada", "tools:read", Some(&url)).await;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header: Value = serde_json::from_slice(&engine.decode(after.split('.').next().unwrap()).unwrap()).unwrap();
+    assert_eq!(header["kid"], "second");
+    assert_eq!(list_tools(&url, Some(&after)).await.status(), 200, "the new key was not fetched");
+
+    // The retired key's tokens no longer pass, nor does a key id nobody issued; neither fetches
+    // the set again within 30 s.
+    let refused = list_tools(&url, Some(&before)).await;
+    assert_eq!(refused.status(), 401);
+    assert!(challenge(&refused).contains("no key `first`"), "{}", challenge(&refused));
+    let parts: Vec<&str> = after.split('.').collect();
+    let unknown = format!("{}.{}.{}", engine.encode(r#"{"alg":"ES256","kid":"forged"}"#), parts[1], parts[2]);
+    assert!(challenge(&list_tools(&url, Some(&unknown)).await).contains("no key `forged`"));
+
+    // An HMAC token whose secret is the provider's public key set (the RS/HS confusion): HS256
+    // is not among the allowed algorithms, whatever the secret.
+    let jwks = http_client().get(format!("{}/jwks", rotated.issuer)).send().await.unwrap().text().await.unwrap();
+    let signed = format!("{}.{}", engine.encode(r#"{"alg":"HS256","kid":"second"}"#), parts[1]);
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, jwks.as_bytes());
+    let confused = format!("{signed}.{}", engine.encode(ring::hmac::sign(&key, signed.as_bytes())));
+    let refused = list_tools(&url, Some(&confused)).await;
+    assert_eq!(refused.status(), 401);
+    assert!(challenge(&refused).contains("HS256, which this server does not accept"), "{}", challenge(&refused));
+}
+
+#[tokio::test]
 async fn opaque_tokens_are_checked_by_introspection_as_the_operators_client() {
     let provider = Provider::start();
     let secret = temp_dir();
     let secret_file = secret.path().join("introspection.secret");
     std::fs::write(&secret_file, "mcpbox-secret\n").unwrap();
-    let extra =
-        format!("introspection_client = \"mcpbox\"\nintrospection_secret_file = \"{}\"\n", secret_file.display());
+    let extra = format!(
+        "introspection_client = \"mcpbox\"\nintrospection_secret_file = \"{}\"\nintrospection_cache_seconds = 1\n",
+        secret_file.display()
+    );
     let (server, url, _config) = serve(&provider, &extra);
 
     // carol's tokens are opaque: introspected, active, for this server.
@@ -192,6 +268,21 @@ async fn opaque_tokens_are_checked_by_introspection_as_the_operators_client() {
     assert_eq!(list_tools(&url, Some(&opaque)).await.status(), 200);
     // Asked again: answered from the cache.
     assert_eq!(list_tools(&url, Some(&opaque)).await.status(), 200);
+
+    // Revoked (RFC 7009): refused once its answer has left the cache (a second here).
+    let revoked = http_client()
+        .post(format!("{}/token/revocation", provider.issuer))
+        .basic_auth("carol", Some("carol-secret"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={opaque}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let response = list_tools(&url, Some(&opaque)).await;
+    assert_eq!(response.status(), 401);
+    assert!(challenge(&response).contains("not active"), "{}", challenge(&response));
 
     // Active, but for no resource in particular: not for this server.
     let unbound = provider.token("ada", "tools:read", None).await;

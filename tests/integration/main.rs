@@ -24,6 +24,7 @@ mod loading;
 mod network;
 mod ownership;
 mod plain;
+mod principals;
 mod protocol;
 mod proxy;
 mod real_client;

@@ -54,7 +54,7 @@ pub(crate) async fn next(socket: &mut Socket) -> Value {
 }
 
 /// Reads until the response to `id`, answering nothing else.
-async fn response(socket: &mut Socket, id: i64) -> Value {
+pub(crate) async fn response(socket: &mut Socket, id: i64) -> Value {
     loop {
         let message = next(socket).await;
         if message["id"] == id && message.get("method").is_none() {
@@ -64,7 +64,7 @@ async fn response(socket: &mut Socket, id: i64) -> Value {
 }
 
 /// The close frame's code and reason.
-async fn closed_with(socket: &mut Socket) -> (u16, String) {
+pub(crate) async fn closed_with(socket: &mut Socket) -> (u16, String) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let frame = tokio::time::timeout_at(deadline, socket.next()).await.expect("no close in time");
@@ -77,7 +77,7 @@ async fn closed_with(socket: &mut Socket) -> (u16, String) {
     }
 }
 
-async fn initialize(socket: &mut Socket) {
+pub(crate) async fn initialize(socket: &mut Socket) {
     send(
         socket,
         &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

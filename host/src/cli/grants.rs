@@ -23,6 +23,9 @@ pub(crate) struct Granted {
     /// The tools that may run as tasks, each with when (`[plugin.NAME.tasks.TOOL]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tasks: Vec<String>,
+    /// Told who a call is made for (`[plugin.NAME] caller`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) caller: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -84,7 +87,10 @@ impl Granted {
                 .dirs
                 .iter()
                 .map(|d| GrantedDir {
-                    path: d.dir.path.display().to_string(),
+                    path: match d.dir.per_principal {
+                        true => d.dir.path.join("{sub}").display().to_string(),
+                        false => d.dir.path.display().to_string(),
+                    },
                     name: d.dir.name.clone(),
                     writable: d.dir.writable,
                     within_client_roots: d.within_client_roots,
@@ -105,6 +111,7 @@ impl Granted {
             tasks: tasks
                 .map(|t| t.tools.iter().map(|(tool, when)| task_grant(tool, *when)).collect())
                 .unwrap_or_default(),
+            caller: policy.caller,
         }
     }
 
@@ -158,6 +165,9 @@ impl Granted {
         }
         if !self.tasks.is_empty() {
             parts.push(format!("tasks {}", self.tasks.join(", ")));
+        }
+        if self.caller {
+            parts.push("told who calls".to_owned());
         }
         if parts.is_empty() { "none".into() } else { parts.join("; ") }
     }

@@ -53,8 +53,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     let watching = settings.watch && !settings.plugin_paths.is_empty();
     let following_lock = settings.watch && !settings.plugin_refs.is_empty();
     let state_keys = StateKeys::load(settings.request_state_keys.as_deref(), settings.request_state_ttl)?;
-    let state =
-        McpState::new(live.clone(), settings.roots.clone(), settings.page_size, watching, state_keys, settings.tasks)?;
+    let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
+    let state = McpState::new(
+        live.clone(),
+        settings.roots.clone(),
+        settings.page_size,
+        watching,
+        state_keys,
+        settings.tasks,
+        oauth,
+    )?;
     if watching || following_lock {
         let pulled_files = pulled.files.iter().map(|(_, file)| file.clone()).collect();
         let reloader = Reloader::new(

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 
+use super::entitlements::{Entitlement, PrincipalLimits};
 use super::file::ConfigFile;
 
 /// Signature algorithms accepted unless the operator narrows them: asymmetric only (a shared
@@ -18,6 +19,11 @@ const KNOWN_ALGORITHMS: &[&str] = &["RS256", "RS384", "RS512", "PS256", "PS384",
 const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 /// The most skew an operator may allow: more would keep expired tokens alive.
 const MAX_LEEWAY_SECONDS: u64 = 300;
+/// How long an introspection answer is kept unless configured: a revoked token may pass this
+/// long; asking the provider on every request would make it every call's bottleneck.
+const DEFAULT_INTROSPECTION_CACHE: Duration = Duration::from_secs(30);
+/// The longest an operator may keep one.
+const MAX_INTROSPECTION_CACHE_SECONDS: u64 = 300;
 
 /// How access tokens are checked.
 #[derive(Debug, Clone)]
@@ -37,6 +43,10 @@ pub struct OAuthOptions {
     pub leeway: Duration,
     /// The client credentials mcpbox introspects opaque tokens with (RFC 7662), if any.
     pub introspection: Option<IntrospectionClient>,
+    /// What principals may use (`[[auth.entitlements]]`); empty: everything.
+    pub entitlements: Vec<Entitlement>,
+    /// Each principal's share of the server (`[auth.limits]`).
+    pub limits: PrincipalLimits,
 }
 
 /// A client of the authorization server allowed to introspect tokens.
@@ -44,6 +54,8 @@ pub struct OAuthOptions {
 pub struct IntrospectionClient {
     pub client_id: String,
     pub secret: String,
+    /// How long an answer is kept (0: never).
+    pub cache_for: Duration,
 }
 
 impl std::fmt::Debug for IntrospectionClient {
@@ -58,7 +70,10 @@ impl std::fmt::Debug for IntrospectionClient {
 pub(super) fn oauth_options(file: &ConfigFile, loopback: bool) -> Result<Option<OAuthOptions>> {
     let section = &file.config.auth;
     if section.issuers.is_empty() {
-        let set = section.resource.is_some() || section.audience.is_some() || !section.scopes_supported.is_empty();
+        let set = section.resource.is_some()
+            || section.audience.is_some()
+            || !section.scopes_supported.is_empty()
+            || !section.entitlements.is_empty();
         return match set {
             true => Err(anyhow!(
                 "{}: [auth] needs `issuers`, the authorization servers whose tokens count",
@@ -112,7 +127,17 @@ pub(super) fn oauth_options(file: &ConfigFile, loopback: bool) -> Result<Option<
             if secret.is_empty() {
                 return Err(anyhow!("{} {} is empty", at("introspection_secret_file"), path.display()));
             }
-            Some(IntrospectionClient { client_id: client_id.clone(), secret })
+            let cache_for = match section.introspection_cache_seconds {
+                Some(seconds) if seconds > MAX_INTROSPECTION_CACHE_SECONDS => {
+                    return Err(anyhow!(
+                        "{} must be at most {MAX_INTROSPECTION_CACHE_SECONDS}, not {seconds}: a revoked token passes that long",
+                        at("introspection_cache_seconds")
+                    ));
+                }
+                Some(seconds) => Duration::from_secs(seconds),
+                None => DEFAULT_INTROSPECTION_CACHE,
+            };
+            Some(IntrospectionClient { client_id: client_id.clone(), secret, cache_for })
         }
         _ => {
             return Err(anyhow!(
@@ -122,6 +147,8 @@ pub(super) fn oauth_options(file: &ConfigFile, loopback: bool) -> Result<Option<
         }
     };
     Ok(Some(OAuthOptions {
+        entitlements: super::entitlements::entitlements(file)?,
+        limits: super::entitlements::limits(file)?,
         introspection,
         issuers: section.issuers.clone(),
         audience: section.audience.clone(),

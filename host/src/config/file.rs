@@ -63,6 +63,52 @@ pub(crate) struct FileAuth {
     pub(crate) introspection_client: Option<String>,
     /// The file holding that client's secret, relative to the config.
     pub(crate) introspection_secret_file: Option<PathBuf>,
+    /// How long an introspection answer is kept, in seconds (default 30, at most 300; 0: never).
+    pub(crate) introspection_cache_seconds: Option<u64>,
+    /// `[[auth.entitlements]]`: what each scope or claim lets a principal use; none: all.
+    #[serde(default)]
+    pub(crate) entitlements: Vec<Spanned<FileEntitlement>>,
+    /// `[auth.limits]`: each principal's share of the server.
+    #[serde(default)]
+    pub(crate) limits: FileAuthLimits,
+}
+
+/// `[[auth.entitlements]]`: a scope (or a claim's value) and what it lets a principal use.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileEntitlement {
+    /// The scope that grants this.
+    pub(crate) scope: Option<String>,
+    /// Or a claim of the token (`groups`) and the value it must have (or contain).
+    pub(crate) claim: Option<String>,
+    pub(crate) value: Option<String>,
+    /// Everything these plugins serve.
+    #[serde(default)]
+    pub(crate) plugins: Vec<String>,
+    /// Tools, prompts, resource URIs (and templates' URI templates), as listed; `*` at the
+    /// end matches any rest.
+    #[serde(default)]
+    pub(crate) tools: Vec<String>,
+    #[serde(default)]
+    pub(crate) prompts: Vec<String>,
+    #[serde(default)]
+    pub(crate) resources: Vec<String>,
+    /// Principals without this entitlement are not told these exist (an unknown name, not a
+    /// challenge naming the scope).
+    #[serde(default)]
+    pub(crate) hidden: bool,
+}
+
+/// `[auth.limits]`: per principal.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileAuthLimits {
+    /// Calls one principal may have running at once.
+    pub(crate) concurrent_calls: Option<Spanned<u64>>,
+    /// Calls one principal may start per minute, on average.
+    pub(crate) calls_per_minute: Option<Spanned<u64>>,
+    /// Calls it may start at once after a quiet spell (default: calls_per_minute).
+    pub(crate) burst: Option<Spanned<u64>>,
 }
 
 /// `[trust]`: whose signatures registry plugins need (docs/registries.md).
@@ -186,6 +232,8 @@ pub(crate) struct FilePlugin {
     pub(crate) stub_ungranted: Option<bool>,
     /// Mount its directories at their host paths instead of `/roots/<name>`.
     pub(crate) host_paths: Option<bool>,
+    /// Tell it who a call is made for (`host.caller`; default false).
+    pub(crate) caller: Option<bool>,
     /// Which tools may run as tasks (the 2026-07-28 tasks extension): `[plugin.NAME.tasks.TOOL]`,
     /// `TOOL` a tool's own name or `*` for the others.
     pub(crate) tasks: Option<BTreeMap<String, FileTasks>>,

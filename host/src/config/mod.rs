@@ -6,10 +6,13 @@
 //! - `file`: the file's schema and positions;
 //! - `plugin`: `[plugin.NAME]` sections into the runtime's `PluginConfig`;
 //! - `http`: the HTTP listener's options (`--http`, WebSocket, HTTP+SSE, heartbeats);
+//! - `auth`: `[auth]`, the OAuth resource server; `entitlements`: its `[[auth.entitlements]]`
+//!   and `[auth.limits]`;
 //! - `tasks`: the task deadline, retention and limits.
 
 mod args;
 mod auth;
+mod entitlements;
 mod file;
 mod http;
 mod plugin;
@@ -23,6 +26,7 @@ use toml::Spanned;
 
 pub use args::ServeArgs;
 pub use auth::{IntrospectionClient, OAuthOptions};
+pub use entitlements::{Entitlement, Grantee, PrincipalLimits, Rate};
 use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::Problems;

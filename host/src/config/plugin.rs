@@ -67,6 +67,7 @@ fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Pr
         env: env(file, name, section, problems).into(),
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
         host_paths: section.host_paths.unwrap_or(false),
+        caller: section.caller.unwrap_or(false),
     }
 }
 
@@ -85,15 +86,31 @@ fn env(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Probl
     env
 }
 
+/// The placeholder that makes a directory per principal: the last component of its path.
+const PER_PRINCIPAL: &str = "{sub}";
+
 fn plugin_dir(file: &ConfigFile, name: &str, dir: &FilePluginDir) -> Result<PluginDir> {
-    let path = file.resolve(dir.path.get_ref());
-    if dir.create {
-        std::fs::create_dir_all(&path).with_context(|| {
-            format!("{}: in [[plugin.{name}.dirs]] path: cannot create {}", file.at(dir.path.span()), path.display())
-        })?;
+    let at = || format!("{}: in [[plugin.{name}.dirs]] path", file.at(dir.path.span()));
+    let mut path = file.resolve(dir.path.get_ref());
+    // `.../{sub}`: the base, and under it a directory per principal (docs/authorization.md).
+    let per_principal = path.file_name().is_some_and(|last| last == PER_PRINCIPAL);
+    if per_principal {
+        path.pop();
+        if dir.within_client_roots {
+            return Err(anyhow!(
+                "{}: a per-principal directory ({PER_PRINCIPAL}) is never narrowed to client roots; drop within_client_roots",
+                at()
+            ));
+        }
     }
-    let allowed = AllowedDir::new(&path, dir.name.clone(), dir.writable)
-        .with_context(|| format!("{}: in [[plugin.{name}.dirs]] path", file.at(dir.path.span())))?;
+    if path.to_string_lossy().contains(PER_PRINCIPAL) {
+        return Err(anyhow!("{}: {PER_PRINCIPAL} may only be the path's last component", at()));
+    }
+    if dir.create {
+        std::fs::create_dir_all(&path).with_context(|| format!("{}: cannot create {}", at(), path.display()))?;
+    }
+    let mut allowed = AllowedDir::new(&path, dir.name.clone(), dir.writable).with_context(at)?;
+    allowed.per_principal = per_principal;
     Ok(PluginDir { dir: allowed, within_client_roots: dir.within_client_roots })
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
@@ -19,21 +19,18 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
+use super::access::Kind;
+use super::auth::Principal;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
 use super::notify::{Notifier, Subscriptions, pump};
-use super::paging::page;
 use super::request_state::Round;
 use super::roots::SessionRoots;
 use super::state::McpState;
 use super::tasks;
 use crate::runtime::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
-
-/// List results of static things (tools, prompts, templates) may be cached this long by
-/// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
-const STATIC_LIST_TTL_MS: u64 = 60_000;
 
 /// One connection.
 #[derive(Clone)]
@@ -45,6 +42,9 @@ pub struct Session {
     subscriptions: Subscriptions,
     /// What a guest's `resource-updated` calls (made once, shared by every call's scope).
     pub(crate) resource_updated: Arc<dyn Fn(String) + Send + Sync>,
+    /// The principal that opened this session, for transports whose session is one
+    /// connection (WebSocket, HTTP+SSE); others carry it with each request.
+    pub(crate) principal: Option<Arc<Principal>>,
 }
 
 impl Session {
@@ -57,26 +57,19 @@ impl Session {
             roots: Arc::new(SessionRoots::new()),
             subscriptions: Subscriptions::default(),
             resource_updated: Arc::new(move |uri| live.resource_updated(uri)),
+            principal: None,
         }
+    }
+
+    /// A new connection opened by `principal`, which every request on it acts for.
+    pub(crate) fn for_principal(state: Arc<McpState>, principal: Option<Arc<Principal>>) -> Self {
+        Session { principal, ..Session::new(state) }
     }
 
     /// The session's `logging/setLevel`, if it sent one.
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
         *self.log_level.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// One page of a static list as its rmcp result type, with the 2026-07-28 caching hints.
-macro_rules! static_page {
-    ($result:ty, $items:expr, $key:expr, $request:expr, $context:expr, $size:expr) => {{
-        let (items, next) = page($items, $key, &$request, $size)?;
-        let mut result = <$result>::with_all_items(items);
-        result.next_cursor = next;
-        if Era::of(&$context).is_modern() {
-            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(CacheScope::Public);
-        }
-        Ok(result)
-    }};
 }
 
 impl ServerHandler for Session {
@@ -98,8 +91,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let lists = self.state.lists(&self.state.catalog())?;
-        static_page!(ListToolsResult, &lists.tools, |t| &t.name, request, context, self.state.page_size)
+        self.tools_page(request, &context).await
     }
 
     /// The tool `name` as listed, for rmcp's Streamable HTTP transport to check the call's
@@ -122,6 +114,7 @@ impl ServerHandler for Session {
         if catalog.tool(&name).is_none() {
             return Err(request_error(CallError::UnknownTool { name }));
         }
+        let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let round =
             Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
@@ -156,7 +149,7 @@ impl ServerHandler for Session {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.state.tasks.get(request, &context).await
+        self.state.tasks.get(request, tasks::Tasks::principal(self.principal(&context).as_deref())).await
     }
 
     /// `tasks/update` (extensions/tasks §Task Update Requests).
@@ -165,7 +158,7 @@ impl ServerHandler for Session {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.tasks.update(request, &context).await
+        self.state.tasks.update(request, tasks::Tasks::principal(self.principal(&context).as_deref())).await
     }
 
     /// `tasks/cancel` (extensions/tasks §Task Cancellation).
@@ -174,7 +167,7 @@ impl ServerHandler for Session {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.tasks.cancel(request, &context).await
+        self.state.tasks.cancel(request, tasks::Tasks::principal(self.principal(&context).as_deref())).await
     }
 
     async fn list_resources(
@@ -182,22 +175,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let catalog = self.state.catalog();
-        let listed = self
-            .with_scope(&context, None, |scope| async move { catalog.list_resources(&scope).await })
-            .await?
-            .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
-        let mut all: Vec<_> = listed.map_err(request_error)?.into_iter().map(|(_, r)| r).collect();
-        all.sort_by(|a, b| a.uri.cmp(&b.uri));
-        all.dedup_by(|a, b| a.uri == b.uri);
-        let (resources, next) = page(&all, |r| &r.uri, &request, self.state.page_size)?;
-        let mut result =
-            ListResourcesResult::with_all_items(resources.iter().map(convert::resource).collect::<Result<_, _>>()?);
-        result.next_cursor = next;
-        if Era::of(&context).is_modern() {
-            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
-        }
-        Ok(result)
+        self.resources_page(request, &context).await
     }
 
     async fn list_resource_templates(
@@ -205,8 +183,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let lists = self.state.lists(&self.state.catalog())?;
-        static_page!(ListResourceTemplatesResult, &lists.templates, |t| &t.name, request, context, self.state.page_size)
+        self.templates_page(request, &context).await
     }
 
     async fn read_resource(
@@ -216,6 +193,7 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, McpError> {
         let catalog = self.state.catalog();
         let uri = request.uri;
+        let _pass = self.admit(&context, &catalog, Kind::Resource, &uri).await?;
         let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
         let hold = OutputHold::default();
         let held = &hold;
@@ -236,8 +214,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let lists = self.state.lists(&self.state.catalog())?;
-        static_page!(ListPromptsResult, &lists.prompts, |p| &p.name, request, context, self.state.page_size)
+        self.prompts_page(request, &context).await
     }
 
     async fn get_prompt(
@@ -247,6 +224,7 @@ impl ServerHandler for Session {
     ) -> Result<GetPromptResponse, McpError> {
         let catalog = self.state.catalog();
         let name = request.name;
+        let _pass = self.admit(&context, &catalog, Kind::Prompt, &name).await?;
         let raw_arguments = request.arguments.unwrap_or_default();
         let round =
             Round::of(&context, "prompts/get", &name, &raw_arguments, request.request_state, request.input_responses);
@@ -267,11 +245,12 @@ impl ServerHandler for Session {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let target = match &request.r#ref {
-            Reference::Prompt(p) => CompletionTarget::Prompt(p.name.clone()),
-            Reference::Resource(r) => CompletionTarget::ResourceTemplate(r.uri.clone()),
+        let (target, kind, name) = match &request.r#ref {
+            Reference::Prompt(p) => (CompletionTarget::Prompt(p.name.clone()), Kind::Prompt, &p.name),
+            Reference::Resource(r) => (CompletionTarget::ResourceTemplate(r.uri.clone()), Kind::Resource, &r.uri),
             _ => return Err(McpError::invalid_params("unsupported completion reference type", None)),
         };
+        let _pass = self.admit(&context, &self.state.catalog(), kind, name).await?;
         let context_arguments = request.context.and_then(|c| c.arguments).map(|a| a.into_iter().collect());
         let argument = (request.argument.name, request.argument.value);
         let catalog = self.state.catalog();

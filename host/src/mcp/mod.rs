@@ -2,7 +2,7 @@
 //! MCP server in both eras (the `initialize` handshake of 2024-11-05 to 2025-11-25, and
 //! stateless 2026-07-28 with the version in each request's `_meta`), over every transport.
 //!
-//! - `handler`: [`Session`], one short method per MCP request;
+//! - `handler`: [`Session`], one short method per MCP request; `lists`: the list requests;
 //! - `state`: [`McpState`], what every connection shares;
 //! - `era`: everything that differs between the eras for one request;
 //! - `scope`, `roots`, `client`, `events`: a request's call scope: directories from the
@@ -13,15 +13,20 @@
 //! - `request_state`: the sealed `requestState` of multi round-trip requests;
 //! - `tasks`: the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`, and calls
 //!   that go on as tasks);
+//! - `auth`, `access`, `gate`: OAuth access tokens, what their principals may use, and where
+//!   the handler applies it;
 //! - [`transport`]: stdio and Streamable HTTP.
 
+mod access;
 pub(crate) mod auth;
 mod client;
 mod convert;
 mod era;
 mod errors;
 mod events;
+mod gate;
 mod handler;
+mod lists;
 mod notify;
 mod paging;
 mod request_state;

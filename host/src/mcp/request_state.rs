@@ -2,8 +2,8 @@
 //! a call stops to ask the client, the server may hand back a `requestState` the client echoes
 //! on the retry; the spec says to treat it as attacker-controlled and integrity-protect it.
 //! mcpbox carries in it what the retry needs (the answers so far) and binds it to its request:
-//! an expiry, a digest of the method and its salient parameters, and a slot for the principal
-//! (filled once requests carry one). It is sealed with AES-256-GCM (`ring`, which rustls already
+//! an expiry, a digest of the method and its salient parameters, and the principal that made
+//! it (with `[auth]`; `null` without). It is sealed with AES-256-GCM (`ring`, which rustls already
 //! brings): tampered, expired, foreign or mismatched state is refused and nothing runs.
 //!
 //! Keys come from the operator (`--request-state-keys FILE`: one base64 32-byte key a line;
@@ -47,6 +47,9 @@ pub(crate) struct Round {
     digest: String,
     state: Option<String>,
     responses: Option<InputResponses>,
+    /// Who makes the request ([`Principal::key`](crate::mcp::auth::Principal::key)), with
+    /// `[auth]`: a state sealed for one principal does not open for another.
+    pub(crate) principal: Option<String>,
 }
 
 impl Round {
@@ -75,7 +78,7 @@ impl Round {
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Round {
-        Round { digest: request_digest(method, target, arguments), state, responses }
+        Round { digest: request_digest(method, target, arguments), state, responses, principal: None }
     }
 }
 
@@ -87,7 +90,7 @@ struct Payload<'a> {
     exp: u64,
     /// [`request_digest`] of the request it belongs to.
     req: String,
-    /// Who made the request, once requests carry a principal (the authorization work).
+    /// Who made the request, with `[auth]`.
     principal: Option<String>,
     /// The client's answers so far, by question key.
     answers: Cow<'a, InputResponses>,
@@ -175,7 +178,7 @@ impl StateKeys {
             v: 1,
             exp: now_ms().saturating_add(self.ttl.as_millis() as u64),
             req: round.digest.clone(),
-            principal: None,
+            principal: round.principal.clone(),
             answers: Cow::Borrowed(answers),
             saved: saved.map(|bytes| STANDARD.encode(bytes)),
         };
@@ -206,7 +209,7 @@ impl StateKeys {
 
     /// The answers a `requestState` carries, if it is one of ours, unexpired, and for the
     /// request whose digest is `request`; otherwise the JSON-RPC error that refuses the request.
-    fn open(&self, text: &str, request: &str) -> Result<Carried, McpError> {
+    fn open(&self, text: &str, request: &str, principal: Option<&str>) -> Result<Carried, McpError> {
         let refuse = |why: &str| {
             McpError::invalid_params(format!("invalid requestState: {why}; repeat the request without it"), None)
         };
@@ -234,6 +237,9 @@ impl StateKeys {
         if payload.req != request {
             return Err(refuse("it belongs to another request"));
         }
+        if payload.principal.as_deref() != principal {
+            return Err(refuse("it belongs to another principal"));
+        }
         let saved = payload
             .saved
             .map(|text| STANDARD.decode(text))
@@ -246,7 +252,7 @@ impl StateKeys {
     /// already given stays as it was), and the plugin's saved state.
     pub(crate) fn carried(&self, round: &mut Round) -> Result<Carried, McpError> {
         let mut carried = match &round.state {
-            Some(text) => self.open(text, &round.digest)?,
+            Some(text) => self.open(text, &round.digest, round.principal.as_deref())?,
             None => Carried::default(),
         };
         for (key, answer) in round.responses.take().unwrap_or_default() {
@@ -291,20 +297,34 @@ mod tests {
         let request = round(&json!({ "a": 1 }));
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
         let state = keys.seal(&request, &answers, Some(b"step 1 done")).unwrap();
-        let carried = keys.open(&state, &request.digest).unwrap();
+        let carried = keys.open(&state, &request.digest, None).unwrap();
         assert_eq!(carried, Carried { answers: answers.clone(), saved: Some(b"step 1 done".to_vec()) });
         let other = round(&json!({ "a": 2 }));
-        assert!(keys.open(&state, &other.digest).unwrap_err().message.contains("another request"));
+        assert!(keys.open(&state, &other.digest, None).unwrap_err().message.contains("another request"));
         let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
-        assert!(keys.open(&URL_SAFE_NO_PAD.encode(bytes), &request.digest).unwrap_err().message.contains("altered"));
+        assert!(
+            keys.open(&URL_SAFE_NO_PAD.encode(bytes), &request.digest, None).unwrap_err().message.contains("altered")
+        );
         let stranger = StateKeys::load(None, Duration::from_secs(600)).unwrap();
-        assert!(stranger.open(&state, &request.digest).unwrap_err().message.contains("key"));
+        assert!(stranger.open(&state, &request.digest, None).unwrap_err().message.contains("key"));
         let expired = StateKeys { ttl: Duration::ZERO, ..keys };
         let state = expired.seal(&request, &answers, None).unwrap();
         std::thread::sleep(Duration::from_millis(2));
-        assert!(expired.open(&state, &request.digest).unwrap_err().message.contains("expired"));
+        assert!(expired.open(&state, &request.digest, None).unwrap_err().message.contains("expired"));
+    }
+
+    #[test]
+    fn a_state_sealed_for_one_principal_does_not_open_for_another() {
+        let keys = keys();
+        let mut request = round(&json!({}));
+        request.principal = Some("[\"https://id\",\"ada\"]".into());
+        let state = keys.seal(&request, &InputResponses::new(), None).unwrap();
+        assert!(keys.open(&state, &request.digest, request.principal.as_deref()).is_ok());
+        let bob = Some("[\"https://id\",\"bob\"]");
+        assert!(keys.open(&state, &request.digest, bob).unwrap_err().message.contains("another principal"));
+        assert!(keys.open(&state, &request.digest, None).unwrap_err().message.contains("another principal"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use rmcp::model::{InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
 
+use super::auth::Principal;
 use super::client::{PeerClient, ReplayClient};
 use super::era::Era;
 use super::events::forward_events;
@@ -83,6 +84,7 @@ impl Session {
             let view = self.roots.view(&self.state.operator_grants).await;
             (view, Arc::new(PeerClient::new(context.peer.clone())) as Arc<dyn ClientRequests>, None)
         };
+        let principal = self.principal(context);
         let mut scope = CallScope {
             grants: view.grants,
             client_roots: view.client_roots,
@@ -94,6 +96,8 @@ impl Session {
             // The catalog names the called plugin's URIs.
             owned_uris: None,
             output_hold: None,
+            principal_dir: principal.as_ref().map(|p| p.dir_name().into()),
+            caller: principal.as_deref().map(Principal::caller),
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());
@@ -124,6 +128,9 @@ impl Session {
         mut round: Option<Round>,
     ) -> Result<Result<OpenRound, InputRequiredResult>, McpError> {
         let keys = &self.state.state_keys;
+        if let Some(round) = round.as_mut() {
+            round.principal = self.principal(context).map(|p| p.key());
+        }
         let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
         let (answers, saved) = carried.map(|carried| (carried.answers, carried.saved)).unzip();
         let saved = saved.flatten();

@@ -8,6 +8,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
 use serde_json::Value;
 
+use super::access::Access;
 use super::convert;
 use super::request_state::StateKeys;
 use super::tasks::Tasks;
@@ -86,6 +87,8 @@ pub struct McpState {
     pub(crate) state_keys: StateKeys,
     /// The tasks of calls that went on as tasks (2026-07-28 tasks extension).
     pub(crate) tasks: Arc<Tasks>,
+    /// What authenticated principals may use (`[auth]`); `None`: no principals.
+    pub(crate) access: Option<Access>,
 }
 
 impl McpState {
@@ -98,6 +101,7 @@ impl McpState {
         watching: bool,
         state_keys: StateKeys,
         tasks: TaskSettings,
+        oauth: Option<&crate::config::OAuthOptions>,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
         let lists =
@@ -112,6 +116,7 @@ impl McpState {
             lists: Mutex::new((Arc::downgrade(&catalog), Arc::new(lists))),
             state_keys,
             tasks: Arc::new(Tasks::in_memory(tasks)?),
+            access: oauth.map(Access::new),
         }))
     }
 

@@ -26,13 +26,13 @@ pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
 /// The names of the interfaces a plugin may export, as they appear in a component's type.
 pub mod export_names {
     /// `tools`
-    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.1";
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.2";
     /// `resources`
-    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.1";
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.2";
     /// `prompts`
-    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.1";
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.2";
     /// `completion`
-    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.1";
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.2";
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use crate::runtime::invoke::Invocation;
 use crate::runtime::limits::Limits;
 use crate::runtime::policy::Policy;
 use crate::runtime::requested::RequestedPolicy;
-use crate::runtime::roots;
 use crate::runtime::sandbox::{CallError, CallScope, HostState, Prepared, run_call};
+use crate::runtime::{principal_dirs, roots};
 
 /// A compiled, linked plugin and what it offers.
 pub struct Plugin {
@@ -76,7 +76,10 @@ impl Plugin {
             }
             None => None,
         };
-        scope.grants = self.grants(&scope);
+        scope.grants = self.grants(&scope)?;
+        if !self.policy.caller {
+            scope.caller = None;
+        }
         let hold = scope.output_hold.clone();
         let exports = self.exports.clone();
         let ready = self.prepared.as_ref().and_then(Prepared::take);
@@ -109,15 +112,19 @@ impl Plugin {
     /// The directories this plugin's call sees: the shared roots the session grants (if the
     /// operator lets this plugin see them), then its own directories, narrowed to the client's
     /// roots where the operator said so.
-    fn grants(&self, scope: &CallScope) -> Arc<[roots::Grant]> {
+    fn grants(&self, scope: &CallScope) -> Result<Arc<[roots::Grant]>, CallError> {
         let policy = &self.policy;
         let grants: Arc<[roots::Grant]> = if policy.dirs.is_empty() {
             if policy.shared_roots { scope.grants.clone() } else { Arc::from([]) }
         } else {
             let shared: &[roots::Grant] = if policy.shared_roots { &scope.grants } else { &[] };
-            roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref()).into()
+            let grants = roots::plugin_grants(shared, &policy.dirs, scope.client_roots.as_deref());
+            // Each per-principal base becomes the call's principal's own directory, or goes.
+            principal_dirs::resolve(&grants, scope.principal_dir.as_deref())
+                .map_err(|e| CallError::Failed { plugin: self.name.clone(), message: format!("{e:#}") })?
+                .into()
         };
-        if policy.host_paths { roots::at_host_paths(&grants).into() } else { grants }
+        Ok(if policy.host_paths { roots::at_host_paths(&grants).into() } else { grants })
     }
 
     /// What it lists as resources in `scope` (for `mcpbox inspect`; the catalog lists every

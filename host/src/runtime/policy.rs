@@ -33,6 +33,9 @@ pub struct Policy {
     /// the paths its users and their prompts already use. The same directories either way:
     /// only where they appear changes.
     pub host_paths: bool,
+    /// Tell the plugin who a call is made for (`host.caller`): the operator's choice, off by
+    /// default.
+    pub caller: bool,
 }
 
 impl Default for Policy {
@@ -44,6 +47,7 @@ impl Default for Policy {
             env: Arc::from([]),
             stub_ungranted: false,
             host_paths: false,
+            caller: false,
         }
     }
 }

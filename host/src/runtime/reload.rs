@@ -24,7 +24,7 @@ use crate::runtime::plugin::Plugin;
 use crate::runtime::plugin_config::PluginConfigs;
 
 /// Events closer together than this are one change (an editor or `cp` writes in bursts).
-const DEBOUNCE: Duration = Duration::from_millis(150);
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(150);
 
 /// What identifies a version of a file on disk.
 type Stamp = (SystemTime, u64);

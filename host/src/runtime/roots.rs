@@ -21,6 +21,9 @@ pub struct AllowedDir {
     pub name: Option<String>,
     /// Whether plugins may write there.
     pub writable: bool,
+    /// `path` is a base: a call sees only its principal's directory under it
+    /// (`runtime/principal_dirs.rs`).
+    pub per_principal: bool,
 }
 
 impl AllowedDir {
@@ -31,7 +34,7 @@ impl AllowedDir {
         if !canonical.is_dir() {
             bail!("root {} is not a directory", path.display());
         }
-        Ok(AllowedDir { path: canonical, name, writable })
+        Ok(AllowedDir { path: canonical, name, writable, per_principal: false })
     }
 }
 
@@ -46,6 +49,9 @@ pub struct Grant {
     pub guest_path: String,
     /// Whether the guest may write there.
     pub writable: bool,
+    /// `host_path` is a base, resolved to the call's principal's directory under it before
+    /// the call (`runtime/principal_dirs.rs`); never preopened as it stands.
+    pub per_principal: bool,
 }
 
 /// A root as an MCP client reports it in `roots/list`.
@@ -73,7 +79,8 @@ pub fn plugin_grants(shared: &[Grant], dirs: &[PluginDir], client_roots: Option<
     let mut grants = shared.to_vec();
     for PluginDir { dir, within_client_roots } in dirs {
         match client_roots {
-            Some(roots) if *within_client_roots => {
+            // A per-principal base is never narrowed: a part of it would be other principals'.
+            Some(roots) if *within_client_roots && !dir.per_principal => {
                 for root in roots {
                     if let Some(path) = intersection(&dir.path, root)
                         && !grants.iter().any(|g| g.host_path == path)
@@ -83,7 +90,10 @@ pub fn plugin_grants(shared: &[Grant], dirs: &[PluginDir], client_roots: Option<
                     }
                 }
             }
-            _ => grants.push(make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)),
+            _ => grants.push(Grant {
+                per_principal: dir.per_principal,
+                ..make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)
+            }),
         }
     }
     grants
@@ -187,7 +197,13 @@ fn make_grant(names: &mut UniqueNames, name: Option<&str>, path: &Path, writable
         .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let name = names.claim(&sanitize(&base));
-    Grant { guest_path: format!("{GUEST_ROOTS}/{name}"), name, host_path: path.to_owned(), writable }
+    Grant {
+        guest_path: format!("{GUEST_ROOTS}/{name}"),
+        name,
+        host_path: path.to_owned(),
+        writable,
+        per_principal: false,
+    }
 }
 
 fn sanitize(name: &str) -> String {

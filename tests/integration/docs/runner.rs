@@ -6,7 +6,9 @@
 //! - `mcpbox` on `PATH` is the binary under test, and so is `target/release/mcpbox`;
 //!   `target/plugins` holds the bundled plugins, as after `scripts/run.sh` in a checkout;
 //! - a `cd` in one block holds for the next; stdin is empty, so `mcpbox serve` over stdio ends;
-//! - `127.0.0.1:8080` in a block that runs, writes a file or shows output becomes a free port;
+//! - `127.0.0.1:8080` in a block that runs, writes a file or shows output becomes a free port,
+//!   and `127.0.0.1:9000` (a second server: an authorization server) another;
+//! - `scripts/` is the checkout's, for the pages that set up a real component with its script;
 //! - a page that runs `docker-registry` finds Debian's on `PATH` (`scripts/setup-registry.sh`).
 
 use std::path::PathBuf;
@@ -22,6 +24,8 @@ pub struct Workspace {
     /// The current directory after the last block.
     pub cwd: PathBuf,
     port: u16,
+    /// What `127.0.0.1:9000` becomes.
+    second_port: u16,
     background: Vec<Child>,
     /// A directory put first on `PATH` (a real component the page runs).
     extra_path: Option<PathBuf>,
@@ -66,7 +70,16 @@ impl Workspace {
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         std::fs::write(dir.path().join("project/notes.txt"), "a file in ~/project\n").unwrap();
         let cwd = dir.path().to_owned();
-        Workspace { dir, cwd, port: free_port(), background: Vec::new(), last_output: String::new(), extra_path: None }
+        std::os::unix::fs::symlink(root.join("scripts"), dir.path().join("scripts")).unwrap();
+        Workspace {
+            dir,
+            cwd,
+            port: free_port(),
+            second_port: free_port(),
+            background: Vec::new(),
+            last_output: String::new(),
+            extra_path: None,
+        }
     }
 
     /// A command in the workspace's environment, in its current directory.
@@ -95,6 +108,7 @@ impl Workspace {
     fn with_port(&self, text: &str) -> String {
         text.replace("127.0.0.1:8080", &format!("127.0.0.1:{}", self.port))
             .replace("localhost:8080", &format!("localhost:{}", self.port))
+            .replace("127.0.0.1:9000", &format!("127.0.0.1:{}", self.second_port))
     }
 
     /// Runs `script` with bash (`set -euo pipefail`); keeps the directory it ends in.
@@ -166,8 +180,10 @@ impl Workspace {
         }
     }
 
-    /// Starts `script` for the rest of the document and waits until its port answers.
+    /// Starts `script` for the rest of the document and waits until its port answers (the
+    /// second one if it names `127.0.0.1:9000`).
     fn background(&mut self, at: &str, script: &str) {
+        let port = if script.contains("127.0.0.1:9000") { self.second_port } else { self.port };
         let mut child = self
             .command("bash")
             .arg("-c")
@@ -176,13 +192,13 @@ impl Workspace {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Some(status) = child.try_wait().unwrap() {
                 let mut stderr = String::new();
                 std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
                 panic!("{at}: the server ended ({status}) before listening:\n{stderr}");
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "{at}: nothing listens on port {}", self.port);
+            assert!(started.elapsed() < Duration::from_secs(60), "{at}: nothing listens on port {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
         self.background.push(child);

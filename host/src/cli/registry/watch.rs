@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use notify_debouncer_mini::notify::RecursiveMode;
@@ -15,10 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Settings;
 use crate::registry::{Resolution, Unwatched};
-use crate::runtime::reload::PulledFiles;
-
-/// Writes closer together than this are one change.
-const DEBOUNCE: Duration = Duration::from_millis(150);
+use crate::runtime::reload::{DEBOUNCE, PulledFiles};
 
 /// Watches the lock of `settings` until the process ends; `served` are the files each
 /// reference serves now.

@@ -1,8 +1,10 @@
 //! Opaque access tokens checked by OAuth 2.0 Token Introspection (RFC 7662): the issuer's
 //! `introspection_endpoint` asked, as the operator's client, whether a token is active. It must
-//! be, and for this server (`aud`, RFC 8707), unexpired. Answers are cached briefly (at most
-//! 30 s, never past the token's `exp`), keyed by the token's SHA-256 so the cache holds no token,
-//! and refusals too, so a flood of made-up tokens is not a flood of requests to the issuer.
+//! be, and for this server (`aud`, RFC 8707), unexpired. Answers are cached briefly (30 s unless
+//! `[auth] introspection_cache_seconds` says otherwise, never past the token's `exp`), keyed by
+//! the token's SHA-256 so the cache holds no token, and refusals too, so a flood of made-up
+//! tokens is not a flood of requests to the issuer. A revoked token passes until its answer
+//! leaves the cache.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -15,8 +17,8 @@ use super::keys::{IssuerKeys, bounded};
 use super::{Principal, ResourceServer};
 use crate::config::IntrospectionClient;
 
-/// How long an answer is kept.
-const CACHE_FOR: Duration = Duration::from_secs(30);
+/// How long an active answer without `exp` stands for (and so is kept at most).
+const NO_EXPIRY: Duration = Duration::from_secs(30);
 /// The most answers kept; past it, expired ones go, and if none has, all.
 const MAX_CACHED: usize = 10_000;
 
@@ -47,6 +49,9 @@ struct Answer {
     exp: Option<u64>,
     #[serde(default)]
     nbf: Option<u64>,
+    /// The others, for the claims entitlements name.
+    #[serde(flatten)]
+    other: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Introspector {
@@ -65,9 +70,10 @@ impl Introspector {
         let answer = self.ask(server, token).await;
         let until = match &answer {
             Ok(principal) => {
-                Instant::now() + CACHE_FOR.min(Duration::from_secs(principal.expires_at.saturating_sub(now())))
+                Instant::now()
+                    + self.client.cache_for.min(Duration::from_secs(principal.expires_at.saturating_sub(now())))
             }
-            Err(_) => Instant::now() + CACHE_FOR,
+            Err(_) => Instant::now() + self.client.cache_for,
         };
         let mut cache = self.cache.lock().await;
         if cache.len() >= MAX_CACHED {
@@ -141,7 +147,8 @@ fn judge(answer: Answer, issuer: &str, server: &ResourceServer) -> Result<Princi
         issuer: issuer.to_owned(),
         subject,
         scopes: answer.scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect(),
-        expires_at: answer.exp.unwrap_or_else(|| now + CACHE_FOR.as_secs()),
+        expires_at: answer.exp.unwrap_or_else(|| now + NO_EXPIRY.as_secs()),
+        claims: super::picked_claims(&server.claim_names, &answer.other),
     })
 }
 

@@ -1,9 +1,10 @@
 //! An authorization server's signing keys: its metadata found at the well-known URLs (RFC 8414
 //! §3.1 with the path inserted, then OpenID Connect Discovery), its `issuer` checked to be the
 //! one configured (RFC 8414 §3.3: a mismatch is refused), its `jwks_uri` fetched and cached. A
-//! token with a key id the cache does not have fetches the set again (a rotated key), at most
-//! once every 30 s, so a flood of forged key ids cannot turn into a flood of requests to the
-//! issuer. Every response is bounded.
+//! token with a key id the cache does not have fetches the set again (a rotated key) at once,
+//! then at most once every 30 s, so a flood of forged key ids cannot turn into a flood of
+//! requests to the issuer; an issuer that cannot be reached is tried again at most as often.
+//! Every response is bounded.
 
 use std::time::{Duration, Instant};
 
@@ -22,13 +23,20 @@ pub(super) struct IssuerKeys {
     issuer: String,
     client: reqwest::Client,
     state: Mutex<Cached>,
+    /// How many times the key set was fetched: what verified tokens are remembered against.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 struct Cached {
     /// The issuer's metadata, once found.
     endpoints: Option<Endpoints>,
     keys: JwkSet,
-    fetched: Option<Instant>,
+    /// Whether a key set was ever fetched.
+    fetched: bool,
+    /// The last fetch for a key id the cached set lacked, or that failed.
+    last_try: Option<Instant>,
+    /// Whether that last try failed.
+    failed: bool,
 }
 
 impl IssuerKeys {
@@ -41,8 +49,19 @@ impl IssuerKeys {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .context("cannot make the HTTP client for the authorization server")?;
-        let cached = Cached { endpoints: None, keys: JwkSet { keys: Vec::new() }, fetched: None };
-        Ok(IssuerKeys { issuer: issuer.to_owned(), client, state: Mutex::new(cached) })
+        let cached = Cached {
+            endpoints: None,
+            keys: JwkSet { keys: Vec::new() },
+            fetched: false,
+            last_try: None,
+            failed: false,
+        };
+        Ok(IssuerKeys { issuer: issuer.to_owned(), client, state: Mutex::new(cached), generation: Default::default() })
+    }
+
+    /// Changes whenever the key set is fetched.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub(super) fn issuer(&self) -> &str {
@@ -56,15 +75,27 @@ impl IssuerKeys {
         if let Some(key) = find(&cached.keys, kid)? {
             return Ok(key);
         }
-        if cached.fetched.is_some_and(|at| at.elapsed() < MIN_REFRESH) {
-            return Err(format!("no key `{}` among {}'s keys", kid.unwrap_or("-"), self.issuer));
+        let unreachable = format!("the keys of {} cannot be fetched", self.issuer);
+        if cached.last_try.is_some_and(|at| at.elapsed() < MIN_REFRESH) {
+            return Err(match cached.failed {
+                true => unreachable,
+                false => format!("no key `{}` among {}'s keys", kid.unwrap_or("-"), self.issuer),
+            });
         }
-        cached.fetched = Some(Instant::now());
+        // The first fetch is free; each later one (a key id the set lacks) starts the clock.
+        if cached.fetched {
+            cached.last_try = Some(Instant::now());
+        }
         match self.fetch(&mut cached).await {
-            Ok(()) => {}
+            Ok(()) => {
+                cached.fetched = true;
+                cached.failed = false;
+            }
             Err(e) => {
                 tracing::warn!("cannot fetch the signing keys of {}: {e:#}", self.issuer);
-                return Err(format!("the keys of {} cannot be fetched", self.issuer));
+                cached.last_try = Some(Instant::now());
+                cached.failed = true;
+                return Err(unreachable);
             }
         }
         find(&cached.keys, kid)?.ok_or_else(|| format!("no key `{}` among {}'s keys", kid.unwrap_or("-"), self.issuer))
@@ -95,6 +126,7 @@ impl IssuerKeys {
             .with_context(|| format!("{uri} is not a JSON Web Key Set"))?;
         tracing::info!(issuer = %self.issuer, keys = keys.keys.len(), "fetched the signing keys");
         cached.keys = keys;
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 

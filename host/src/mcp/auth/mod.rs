@@ -19,12 +19,14 @@ mod introspect;
 mod keys;
 mod token;
 
+use std::collections::BTreeMap;
+
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::config::OAuthOptions;
+use crate::config::{Grantee, OAuthOptions};
 use keys::IssuerKeys;
 
 /// The well-known path of Protected Resource Metadata (RFC 9728 §3).
@@ -41,6 +43,79 @@ pub(crate) struct Principal {
     pub scopes: Vec<String>,
     /// When the token expires (`exp`, seconds since the epoch).
     pub expires_at: u64,
+    /// The claims entitlements name (`[[auth.entitlements]] claim`), each as its string
+    /// values: a string claim is one, a list of strings its strings.
+    pub claims: BTreeMap<String, Vec<String>>,
+}
+
+impl Principal {
+    /// Who this is, as one string: the issuer and the subject, so that two issuers' equal
+    /// subjects stay two principals (JSON, so that no pair of strings spells another's).
+    pub(crate) fn key(&self) -> String {
+        serde_json::to_string(&[&self.issuer, &self.subject]).unwrap_or_default()
+    }
+
+    /// The name of this principal's own directory under a per-principal base
+    /// (`runtime/principal_dirs.rs`): the issuer as [`issuer_label`], `-`, then the subject
+    /// with every byte but ASCII letters, digits and `-` written `_XX` (hex). Two principals
+    /// never share one: the label is fixed-length and distinct per configured issuer (checked
+    /// at start-up), and the escaping is one-to-one; no name is `.`, `..` or holds a `/`.
+    pub(crate) fn dir_name(&self) -> String {
+        let mut name = issuer_label(&self.issuer);
+        name.push('-');
+        for byte in self.subject.bytes() {
+            match byte {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' => name.push(byte as char),
+                _ => name.push_str(&format!("_{byte:02X}")),
+            }
+        }
+        name
+    }
+
+    /// This principal as the runtime tells a plugin that may know (`host.caller`).
+    pub(crate) fn caller(&self) -> std::sync::Arc<crate::runtime::Caller> {
+        std::sync::Arc::new(crate::runtime::Caller {
+            issuer: self.issuer.clone(),
+            subject: self.subject.clone(),
+            scopes: self.scopes.clone(),
+        })
+    }
+
+    /// Whether the token grants `scope`.
+    pub(crate) fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+
+    /// Whether the token's claim `name` is, or holds, `value`.
+    pub(crate) fn has_claim(&self, name: &str, value: &str) -> bool {
+        self.claims.get(name).is_some_and(|values| values.iter().any(|v| v == value))
+    }
+
+    /// The time the token expires at.
+    pub(crate) fn expiry(&self) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.expires_at)
+    }
+}
+
+/// An issuer in directory names: the first 16 hex digits of its SHA-256.
+fn issuer_label(issuer: &str) -> String {
+    use sha2::Digest;
+    crate::hex::hex(&sha2::Sha256::digest(issuer.as_bytes())[..8])
+}
+
+/// The claims of `all` named in `names`, as strings.
+fn picked_claims(names: &[String], all: &serde_json::Map<String, Value>) -> BTreeMap<String, Vec<String>> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let values = match all.get(name)? {
+                Value::String(one) => vec![one.clone()],
+                Value::Array(many) => many.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+                _ => return None,
+            };
+            Some((name.clone(), values))
+        })
+        .collect()
 }
 
 /// Checks access tokens for one MCP endpoint.
@@ -57,6 +132,10 @@ pub(crate) struct ResourceServer {
     leeway_seconds: u64,
     /// Checks opaque tokens, if the operator gave a client to introspect them as.
     introspector: Option<introspect::Introspector>,
+    /// The claims a principal keeps (those entitlements name).
+    claim_names: Vec<String>,
+    /// JWTs verified already (`token.rs`).
+    verified: token::Verified,
 }
 
 impl ResourceServer {
@@ -69,6 +148,12 @@ impl ResourceServer {
             .iter()
             .map(|name| name.parse().map_err(|_| anyhow::anyhow!("[auth] algorithms: `{name}` is not a JWS algorithm")))
             .collect::<anyhow::Result<_>>()?;
+        let mut labels: Vec<String> = options.issuers.iter().map(|issuer| issuer_label(issuer)).collect();
+        labels.sort();
+        labels.dedup();
+        if labels.len() != options.issuers.len() {
+            anyhow::bail!("[auth] issuers: two issuers share a directory label; tell the mcpbox developers");
+        }
         Ok(ResourceServer {
             audience: options.audience.clone().unwrap_or_else(|| resource.clone()),
             metadata_url: metadata_url(&resource),
@@ -78,6 +163,15 @@ impl ResourceServer {
             scopes_supported: options.scopes_supported.clone(),
             leeway_seconds: options.leeway.as_secs(),
             introspector: options.introspection.clone().map(introspect::Introspector::new),
+            claim_names: options
+                .entitlements
+                .iter()
+                .filter_map(|e| match &e.grantee {
+                    Grantee::Claim { name, .. } => Some(name.clone()),
+                    Grantee::Scope(_) => None,
+                })
+                .collect(),
+            verified: token::Verified::default(),
         })
     }
 
@@ -104,6 +198,11 @@ impl ResourceServer {
                 Err(self.challenge(Some(&why)))
             }
         }
+    }
+
+    /// A number that changes whenever an issuer's key set is fetched again.
+    fn key_generation(&self) -> u64 {
+        self.issuers.iter().map(IssuerKeys::generation).fold(0, u64::wrapping_add)
     }
 
     /// The Protected Resource Metadata document (RFC 9728 §2).
@@ -155,6 +254,28 @@ impl ResourceServer {
     }
 }
 
+impl ResourceServer {
+    /// 403 with `error="insufficient_scope"`, the scope that would allow the request (if a
+    /// scope would), the metadata, and `description` (MCP `basic/authorization` §Scope
+    /// Challenge Handling, RFC 6750 §3.1).
+    pub(crate) fn insufficient_scope(&self, scope: Option<&str>, description: &str) -> Response {
+        let mut value = "Bearer error=\"insufficient_scope\"".to_owned();
+        if let Some(scope) = scope {
+            value.push_str(&format!(", scope=\"{}\"", quoted(scope)));
+        }
+        value.push_str(&format!(
+            ", resource_metadata=\"{}\", error_description=\"{}\"",
+            self.metadata_url,
+            quoted(description)
+        ));
+        let mut response = (StatusCode::FORBIDDEN, Body::from(format!("forbidden: {description}\n"))).into_response();
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
 /// The metadata URL of `resource`: the well-known path inserted between its host and path.
 fn metadata_url(resource: &str) -> String {
     let path = resource_path(resource);
@@ -175,6 +296,37 @@ fn quoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directory_names_are_one_to_one_and_never_leave_the_base() {
+        let principal = |issuer: &str, subject: &str| Principal {
+            issuer: issuer.into(),
+            subject: subject.into(),
+            scopes: Vec::new(),
+            expires_at: 0,
+            claims: BTreeMap::new(),
+        };
+        let names: Vec<String> = [
+            ("https://a", "ada"),
+            ("https://b", "ada"),
+            ("https://a", "ad_61"),
+            ("https://a", "ada_"),
+            ("https://a", ".."),
+            ("https://a", "../b"),
+            ("https://a", "a/b"),
+        ]
+        .iter()
+        .map(|(i, s)| principal(i, s).dir_name())
+        .collect();
+        let mut distinct = names.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        for name in &names {
+            assert!(!name.contains('/') && !name.contains('.') && name.len() > 17, "{name}");
+        }
+        assert!(names[0].ends_with("-ada"), "{}", names[0]);
+    }
 
     #[test]
     fn the_metadata_url_inserts_the_well_known_path_before_the_resource_path() {

@@ -144,7 +144,7 @@ impl Session {
         let tasks = self.state.tasks.clone();
         let (created, mut created_seen) = watch::channel(None);
         let shared = Arc::new(Shared {
-            principal: Tasks::principal(&context),
+            principal: Tasks::principal(self.principal(&context).as_deref()),
             tasks: tasks.clone(),
             phase: Mutex::new(Phase::Sync),
             created,
@@ -172,6 +172,8 @@ impl Session {
             resource_updated: Some(self.resource_updated.clone()),
             owned_uris: None,
             output_hold: None,
+            principal_dir: self.principal(&context).map(|p| p.dir_name().into()),
+            caller: self.principal(&context).as_deref().map(crate::mcp::auth::Principal::caller),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();

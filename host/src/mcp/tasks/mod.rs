@@ -23,7 +23,6 @@ use std::time::Duration;
 use ring::rand::{SecureRandom, SystemRandom};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskResult, InputRequest, UpdateTaskParams};
-use rmcp::service::{RequestContext, RoleServer};
 
 use super::client::fits_request;
 use crate::runtime::tasks::{
@@ -58,11 +57,11 @@ impl Tasks {
     }
 
     /// Who a request acts for: a task is seen and answered only by requests of the principal
-    /// that created it. Until requests carry an authenticated principal (the authorization
-    /// work), every request of this server is the same one, and a task's unguessable id is
-    /// what keeps it private.
-    pub(crate) fn principal(_context: &RequestContext<RoleServer>) -> String {
-        "local".to_owned()
+    /// that created it (its [`Principal::key`](crate::mcp::auth::Principal::key), with
+    /// `[auth]`). Without authorization every request of this server is the same one, and a
+    /// task's unguessable id is what keeps it private.
+    pub(crate) fn principal(principal: Option<&crate::mcp::auth::Principal>) -> String {
+        principal.map_or_else(|| "local".to_owned(), |p| p.key())
     }
 
     /// A new task, stored before this returns (extensions/tasks §Task Creation: durably
@@ -88,24 +87,15 @@ impl Tasks {
     }
 
     /// `tasks/get` (extensions/tasks §Task Polling): the task with what its state carries.
-    pub(crate) async fn get(
-        &self,
-        params: GetTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, McpError> {
-        let record = self.store.get(&params.task_id, &Self::principal(context)).await.map_err(not_found)?;
+    pub(crate) async fn get(&self, params: GetTaskParams, principal: String) -> Result<GetTaskResult, McpError> {
+        let record = self.store.get(&params.task_id, &principal).await.map_err(not_found)?;
         Ok(GetTaskResult::new(wire::detailed(&record)))
     }
 
     /// `tasks/update` (extensions/tasks §Task Update Requests): answers to outstanding
     /// questions are checked against what was asked (one that is not a result of its method is
     /// refused whole, nothing delivered); answers to other keys are ignored.
-    pub(crate) async fn update(
-        &self,
-        params: UpdateTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let principal = Self::principal(context);
+    pub(crate) async fn update(&self, params: UpdateTaskParams, principal: String) -> Result<(), McpError> {
         let record = self.store.get(&params.task_id, &principal).await.map_err(not_found)?;
         if let TaskState::InputRequired(outstanding) = &record.state {
             for (key, answer) in &params.input_responses {
@@ -126,12 +116,8 @@ impl Tasks {
 
     /// `tasks/cancel` (extensions/tasks §Task Cancellation): delivered to the task's owner,
     /// acknowledged at once; a finished task stays as it finished.
-    pub(crate) async fn cancel(
-        &self,
-        params: CancelTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.store.cancel(&params.task_id, &Self::principal(context)).await.map_err(not_found)
+    pub(crate) async fn cancel(&self, params: CancelTaskParams, principal: String) -> Result<(), McpError> {
+        self.store.cancel(&params.task_id, &principal).await.map_err(not_found)
     }
 }
 

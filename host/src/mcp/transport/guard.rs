@@ -112,20 +112,32 @@ impl Admission {
 }
 
 /// The middleware: a request passes [`Admission`] or gets its refusal. With OAuth, the
-/// token's [`Principal`] goes with the request.
+/// token's [`Principal`] goes with the request, and a stream the response opens (SSE) ends
+/// when the token expires: a token that no longer counts keeps nothing open.
 pub(crate) async fn admit(State(admission): State<Arc<Admission>>, mut request: Request, next: Next) -> Response {
     if let Some(refusal) = admission.refusal(request.uri(), request.headers()) {
         return refusal;
     }
-    if let Some(oauth) = &admission.oauth {
-        match oauth.authenticate(request.headers()).await {
-            Ok(principal) => {
-                request.extensions_mut().insert::<Principal>(principal);
-            }
-            Err(refusal) => return refusal,
-        }
+    let Some(oauth) = &admission.oauth else { return next.run(request).await };
+    let principal = match oauth.authenticate(request.headers()).await {
+        Ok(principal) => Arc::new(principal),
+        Err(refusal) => return refusal,
+    };
+    let expiry = principal.expiry();
+    request.extensions_mut().insert::<Arc<Principal>>(principal);
+    let response = next.run(request).await;
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_stream {
+        return response;
     }
-    next.run(request).await
+    let left = expiry.duration_since(std::time::SystemTime::now()).unwrap_or_default();
+    let (parts, body) = response.into_parts();
+    let ends = tokio::time::sleep(left);
+    Response::from_parts(parts, Body::from_stream(futures::StreamExt::take_until(body.into_data_stream(), ends)))
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::early_stream;
 use super::guard::{self, Admission};
 use super::legacy_sse::{self, LegacySse};
+use super::precheck::Precheck;
 use super::stateless::Lean;
 use super::tls::Tls;
 use super::websocket::{self, Sockets};
@@ -85,14 +86,20 @@ pub async fn serve(
     // default is 16); idle sessions end after rmcp's 5 minutes.
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.channel_capacity = SSE_RESUME_EVENTS;
+    let sessions = Arc::new(sessions);
     let service = {
         let state = state.clone();
-        StreamableHttpService::new(move || Ok(Session::new(state.clone())), Arc::new(sessions), config)
+        StreamableHttpService::new(move || Ok(Session::new(state.clone())), sessions.clone(), config)
     };
     let lean = Lean::new(state.clone(), options.max_body_bytes, sessions_done.clone());
+    let precheck =
+        oauth.clone().map(|oauth| Precheck::new(state.clone(), oauth, sessions.clone(), options.max_body_bytes));
 
     let mut mcp = Router::new()
-        .route(&options.path, any(streamable_http).with_state(Arc::new(StreamableHttp { lean, rmcp: service })))
+        .route(
+            &options.path,
+            any(streamable_http).with_state(Arc::new(StreamableHttp { lean, rmcp: service, precheck })),
+        )
         .layer(middleware::from_fn_with_state(options.heartbeat, early_stream::stream_early))
         .layer(middleware::from_fn(session_end_is_no_content));
     if let Some(path) = &options.ws_path {
@@ -172,15 +179,23 @@ pub async fn serve(
 struct StreamableHttp {
     lean: Lean,
     rmcp: StreamableHttpService<Session, LocalSessionManager>,
+    /// With `[auth]`: sessions bound to principals, entitlements and limits (`precheck.rs`).
+    precheck: Option<Precheck>,
 }
 
 /// One request at the endpoint. rmcp's service is called through an `Arc`, not as a tower
 /// service: that is cloned for every request, twice (by axum's router, then by its own
 /// `call`), with its config's host and origin lists; that was 4% of the server's CPU per call.
 async fn streamable_http(State(endpoint): State<Arc<StreamableHttp>>, request: Request) -> Response {
-    match endpoint.lean.serve(request).await {
-        Ok(response) => response,
-        Err(request) => endpoint.rmcp.handle(request).await.map(axum::body::Body::new),
+    let serve = |request| async {
+        match endpoint.lean.serve(request).await {
+            Ok(response) => response,
+            Err(request) => endpoint.rmcp.handle(request).await.map(axum::body::Body::new),
+        }
+    };
+    match &endpoint.precheck {
+        Some(precheck) => precheck.around(request, serve).await,
+        None => serve(request).await,
     }
 }
 

@@ -27,6 +27,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
+use crate::mcp::auth::Principal;
 use crate::mcp::{McpState, Session};
 
 /// `UnsupportedProtocolVersionError` (2026-07-28 schema).
@@ -66,6 +68,8 @@ struct LegacySession {
     /// JSON lines for the stream (the session's messages, and framing errors).
     output: mpsc::Sender<String>,
     framer: Mutex<Framer>,
+    /// The principal that opened it (with `[auth]`), the only one whose POSTs it takes.
+    opened_by: Option<String>,
 }
 
 impl LegacySse {
@@ -99,7 +103,8 @@ impl Drop for EndOnDrop {
 }
 
 /// `GET /sse`: a new session and its stream.
-pub(crate) async fn open(State(sse): State<Arc<LegacySse>>) -> Response {
+pub(crate) async fn open(State(sse): State<Arc<LegacySse>>, principal: Option<Extension<Arc<Principal>>>) -> Response {
+    let principal = principal.map(|Extension(principal)| principal);
     let mut bytes = [0u8; 16];
     if sse.random.fill(&mut bytes).is_err() {
         return (StatusCode::INTERNAL_SERVER_ERROR, "cannot make a session id\n").into_response();
@@ -108,10 +113,11 @@ pub(crate) async fn open(State(sse): State<Arc<LegacySse>>) -> Response {
     let (output, lines) = mpsc::channel::<String>(256);
     let (input, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let ended = CancellationToken::new();
-    let session = Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::default() });
+    let opened_by = principal.as_ref().map(|p| p.key());
+    let session = Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::default(), opened_by });
     sse.sessions().insert(id.clone(), session);
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
-    let session = Session::new(sse.state.clone());
+    let session = Session::for_principal(sse.state.clone(), principal);
     tokio::spawn(serve_on_channels(session, incoming, output, to_text, ended.clone(), "legacy SSE"));
 
     let endpoint = Event::default().event("endpoint").data(format!("{}?sessionId={id}", sse.messages_path));
@@ -145,13 +151,24 @@ pub(crate) struct Target {
 }
 
 /// `POST /sse/messages?sessionId=…`: one message for a session.
-pub(crate) async fn post(State(sse): State<Arc<LegacySse>>, Query(target): Query<Target>, body: Bytes) -> Response {
+pub(crate) async fn post(
+    State(sse): State<Arc<LegacySse>>,
+    principal: Option<Extension<Arc<Principal>>>,
+    Query(target): Query<Target>,
+    body: Bytes,
+) -> Response {
     let Some(id) = target.session_id else {
         return plain(StatusCode::BAD_REQUEST, "missing sessionId: POST to the URL of the stream's endpoint event");
     };
+    let unknown = "unknown or ended session: open a new one with GET on the SSE endpoint";
     let Some(session) = sse.sessions().get(&id).cloned() else {
-        return plain(StatusCode::NOT_FOUND, "unknown or ended session: open a new one with GET on the SSE endpoint");
+        return plain(StatusCode::NOT_FOUND, unknown);
     };
+    // Another principal's session is as unknown as none (a stolen id is worth nothing).
+    if session.opened_by != principal.map(|Extension(p)| p.key()) {
+        tracing::warn!("refused a message for a legacy SSE session another principal opened");
+        return plain(StatusCode::NOT_FOUND, unknown);
+    }
     let framed = session.framer.lock().unwrap_or_else(PoisonError::into_inner).frame(&body);
     match framed {
         Framed::Message(message) => {

@@ -8,6 +8,8 @@
 //!   - `legacy_sse`: the 2024-11-05 HTTP+SSE transport, off unless turned on;
 //!   - `stateless`: the lean path of the stateless requests that need only their response;
 //!   - `guard`: Host, Origin and the bearer or access token, in front of every endpoint;
+//!   - `precheck`: with `[auth]`, sessions bound to their principal, the 403 and 429 of
+//!     Streamable HTTP requests;
 //!   - `tls`: HTTPS, its certificate reloaded when it changes;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
@@ -19,6 +21,7 @@ mod framing;
 mod guard;
 pub mod http;
 mod legacy_sse;
+mod precheck;
 mod stateless;
 pub mod stdio;
 mod tls;

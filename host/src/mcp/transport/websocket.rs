@@ -17,6 +17,7 @@
 //! | nothing for two heartbeat intervals, pings unanswered | dropped without a close handshake; its calls cancelled |
 //! | (the session fails inside mcpbox) | close 1011 (internal error) |
 //! | (mcpbox shuts down) | close 1001 (going away) |
+//! | (with `[auth]`: the access token that opened the socket expires) | close 1008 (policy violation) |
 //!
 //! The Host, Origin and bearer checks run before the upgrade (`guard.rs`). Any end of the
 //! socket ends the session and cancels its calls: nobody is left to read their answers.
@@ -24,6 +25,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::response::Response;
@@ -34,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
+use crate::mcp::auth::Principal;
 use crate::mcp::{McpState, Session};
 
 /// The subprotocol, as the TypeScript SDK asks for it.
@@ -50,8 +53,14 @@ pub(crate) struct Sockets {
     pub(crate) shutdown: CancellationToken,
 }
 
-/// `GET /ws`: the upgrade (its Host, Origin and token already checked).
-pub(crate) async fn upgrade(State(sockets): State<Arc<Sockets>>, upgrade: WebSocketUpgrade) -> Response {
+/// `GET /ws`: the upgrade (its Host, Origin and token already checked; the token's principal,
+/// with `[auth]`, is the session's).
+pub(crate) async fn upgrade(
+    State(sockets): State<Arc<Sockets>>,
+    principal: Option<Extension<Arc<Principal>>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let principal = principal.map(|Extension(principal)| principal);
     let upgrade = upgrade
         .protocols([SUBPROTOCOL])
         .max_message_size(sockets.max_message_bytes)
@@ -59,7 +68,7 @@ pub(crate) async fn upgrade(State(sockets): State<Arc<Sockets>>, upgrade: WebSoc
     let speaks_mcp = upgrade.selected_protocol().is_some();
     upgrade.on_upgrade(move |socket| async move {
         if speaks_mcp {
-            serve(socket, &sockets).await;
+            serve(socket, &sockets, principal).await;
         } else {
             let reason =
                 "this endpoint speaks only the WebSocket subprotocol `mcp`: ask for it (Sec-WebSocket-Protocol: mcp)";
@@ -92,11 +101,22 @@ enum End {
 }
 
 /// Serves one session on `socket` until either side ends it.
-async fn serve(mut socket: WebSocket, sockets: &Sockets) {
+async fn serve(mut socket: WebSocket, sockets: &Sockets, principal: Option<Arc<Principal>>) {
+    // The session lasts as long as the token that opened it (MCP `basic/authorization`
+    // §Token Handling: an expired token is no longer accepted).
+    let expires =
+        principal.as_ref().map(|p| p.expiry().duration_since(std::time::SystemTime::now()).unwrap_or_default());
+    let token_expired = async move {
+        match expires {
+            Some(left) => tokio::time::sleep(left).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(token_expired);
     let (to_client, mut outgoing) = mpsc::channel::<String>(256);
     let (to_session, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let session_ended = CancellationToken::new();
-    let session = Session::new(sockets.state.clone());
+    let session = Session::for_principal(sockets.state.clone(), principal);
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
     let mut session =
         tokio::spawn(serve_on_channels(session, incoming, to_client, to_text, session_ended.clone(), "websocket"));
@@ -161,6 +181,10 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets) {
                 awaiting_pong = true;
             },
             () = sockets.shutdown.cancelled() => break End::Close(close_code::AWAY, "mcpbox is shutting down".into()),
+            () = &mut token_expired => break End::Close(
+                close_code::POLICY,
+                "the access token expired: connect again with a fresh one".into(),
+            ),
         }
     };
     session_ended.cancel();

@@ -214,6 +214,11 @@ impl Catalog {
         Some((plugin.tasks.as_ref()?.for_tool(&entry.item.descriptor.name)?, plugin))
     }
 
+    /// The plugin known to own resource `uri` (by its templates, or its listing), if any.
+    pub(crate) fn resource_owner(&self, uri: &str) -> Option<usize> {
+        self.owners.owner_of(uri)
+    }
+
     /// The prompt served as `name`.
     pub fn prompt(&self, name: &str) -> Option<&Entry<prompts::Prompt>> {
         self.prompts.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.prompts[i])

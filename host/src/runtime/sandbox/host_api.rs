@@ -173,6 +173,15 @@ impl host::Host for HostState {
         }
     }
 
+    fn caller(&mut self) -> Option<host::Principal> {
+        // Set only where the operator lets this plugin know (`runtime/plugin.rs`).
+        self.scope.caller.as_ref().map(|caller| host::Principal {
+            issuer: caller.issuer.clone(),
+            subject: caller.subject.clone(),
+            scopes: caller.scopes.clone(),
+        })
+    }
+
     fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {
         self.scope
             .grants

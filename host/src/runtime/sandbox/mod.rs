@@ -29,7 +29,7 @@ pub use error::CallError;
 use error::{Interrupt, classify};
 pub use prepared::{DEFAULT_PREPARED, MAX_PREPARED_PER_PLUGIN};
 pub(crate) use prepared::{Prepared, Ready};
-pub use scope::{BoxFuture, CallScope, ClientError, ClientMethod, ClientRequests, GuestEvent, Question};
+pub use scope::{BoxFuture, CallScope, Caller, ClientError, ClientMethod, ClientRequests, GuestEvent, Question};
 pub use state::HostState;
 use store::StoreBuilder;
 

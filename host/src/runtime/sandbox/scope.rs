@@ -132,6 +132,23 @@ pub struct CallScope {
     /// Where the request keeps its results' shares of the output all calls may hold, until
     /// it has answered; `None` returns them when the call returns.
     pub output_hold: Option<OutputHold>,
+    /// The directory name of the principal the call is made for, under per-principal
+    /// directory grants (`runtime/principal_dirs.rs`); `None`: no principal, no such grant.
+    pub principal_dir: Option<Arc<str>>,
+    /// Who the call is made for, if the request was authorized with an access token; the
+    /// plugin learns it only where the operator allows (`Policy::caller`).
+    pub caller: Option<Arc<Caller>>,
+}
+
+/// An authenticated principal, as the protocol layer vouches for it (never its token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The authorization server that vouched for the subject.
+    pub issuer: String,
+    /// The subject, unique within its issuer.
+    pub subject: String,
+    /// The scopes its token grants.
+    pub scopes: Vec<String>,
 }
 
 impl CallScope {

@@ -1,0 +1,124 @@
+//! The list requests (`tools/list`, `prompts/list`, `resources/list`,
+//! `resources/templates/list`): pages of the lists converted once per catalog (`state.rs`), or,
+//! for a principal whose entitlements filter them (`gate.rs`), of what it may use; with the
+//! 2026-07-28 caching hints.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CacheScope, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::access::{Item, Kind};
+use super::convert;
+use super::era::Era;
+use super::errors::request_error;
+use super::gate;
+use super::handler::Session;
+use super::paging::page;
+
+/// List results of static things (tools, prompts, templates) may be cached this long by
+/// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
+const STATIC_LIST_TTL_MS: u64 = 60_000;
+
+/// One page of a static list as its rmcp result type, with the 2026-07-28 caching hints: a
+/// list filtered for the request's principal is its own (`private`).
+macro_rules! static_page {
+    ($result:ty, $items:expr, $filtered:expr, $key:expr, $request:expr, $context:expr, $size:expr) => {{
+        let (items, next) = page($items, $key, &$request, $size)?;
+        let mut result = <$result>::with_all_items(items);
+        result.next_cursor = next;
+        if Era::of(&$context).is_modern() {
+            let scope = if $filtered { CacheScope::Private } else { CacheScope::Public };
+            result = result.with_ttl_ms(STATIC_LIST_TTL_MS).with_cache_scope(scope);
+        }
+        Ok(result)
+    }};
+}
+
+/// A static list's page for the request's principal: all of `$field` of the catalog's lists,
+/// or, when the principal's entitlements filter them, those of the catalog's `$field` it may
+/// use (named for the entitlements by `$entry_name`).
+macro_rules! static_list {
+    ($session:expr, $result:ty, $field:ident, $kind:expr, $entry_name:expr, $request:expr, $context:expr) => {{
+        let (catalog, size) = ($session.state.catalog(), $session.state.page_size);
+        let lists = $session.state.lists(&catalog)?;
+        match $session.list_filter($context) {
+            None => static_page!($result, &lists.$field, false, |item| &item.name, $request, $context, size),
+            Some(filter) => {
+                let visible = gate::visible(&filter, &catalog, catalog.$field(), &lists.$field, $kind, $entry_name);
+                static_page!($result, &visible, true, |item| &item.name, $request, $context, size)
+            }
+        }
+    }};
+}
+
+impl Session {
+    /// `tools/list`.
+    pub(crate) async fn tools_page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        static_list!(self, ListToolsResult, tools, Kind::Tool, |e| &e.name, request, context)
+    }
+
+    /// `prompts/list`.
+    pub(crate) async fn prompts_page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        static_list!(self, ListPromptsResult, prompts, Kind::Prompt, |e| &e.name, request, context)
+    }
+
+    /// `resources/templates/list`: templates are entitled by their URI template.
+    pub(crate) async fn templates_page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        static_list!(
+            self,
+            ListResourceTemplatesResult,
+            templates,
+            Kind::Resource,
+            |e| &e.item.uri_template,
+            request,
+            context
+        )
+    }
+
+    /// `resources/list`: asked of the plugins in the request's scope, never cached as public.
+    pub(crate) async fn resources_page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let catalog = self.state.catalog();
+        let listed = self
+            .with_scope(context, None, |scope| async move { catalog.list_resources(&scope).await })
+            .await?
+            .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
+        let mut all: Vec<_> = listed.map_err(request_error)?;
+        if let Some((principal, access)) = self.list_filter(context) {
+            let catalog = self.state.catalog();
+            all.retain(|(index, resource)| {
+                let plugin = catalog.plugins().get(*index).map(|p| &*p.name);
+                access.lists(&principal, Item { kind: Kind::Resource, name: &resource.uri, plugin })
+            });
+        }
+        let mut all: Vec<_> = all.into_iter().map(|(_, r)| r).collect();
+        all.sort_by(|a, b| a.uri.cmp(&b.uri));
+        all.dedup_by(|a, b| a.uri == b.uri);
+        let (resources, next) = page(&all, |r| &r.uri, &request, self.state.page_size)?;
+        let mut result =
+            ListResourcesResult::with_all_items(resources.iter().map(convert::resource).collect::<Result<_, _>>()?);
+        result.next_cursor = next;
+        if Era::of(context).is_modern() {
+            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
+    }
+}
