@@ -268,7 +268,7 @@ MUTATIONS = [
        "let host_path = grant.host_path.clone();")],
      ["principals::each_user_sees_only_their_own_directory_through_the_plugin"]),
     ("a session answers only its opener's tokens",
-     [(f"{TRANSPORT}/precheck.rs", "self.owners().get(id).is_some_and(|owner| *owner != key)", "false")],
+     [(f"{TRANSPORT}/precheck.rs", "self.owners().get(id).is_some_and(|owner| *owner != principal.key())", "false")],
      ["principals::a_session_is_its_openers_and_a_websocket_closes_when_its_token_expires"]),
     ("a rotated signing key is fetched at once",
      [("host/src/mcp/auth/keys.rs", "        if cached.fetched {\n", "        if true {\n")],

@@ -126,11 +126,14 @@ pub(crate) async fn admit(State(admission): State<Arc<Admission>>, mut request: 
     let expiry = principal.expiry();
     request.extensions_mut().insert::<Arc<Principal>>(principal);
     let response = next.run(request).await;
+    // A stream is SSE of unknown length; a whole answer sent as one event (the stateless
+    // path's) ends by itself.
     let is_stream = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+        && axum::body::HttpBody::size_hint(response.body()).exact().is_none();
     if !is_stream {
         return response;
     }

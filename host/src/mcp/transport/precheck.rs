@@ -66,10 +66,9 @@ impl Precheck {
         let Some(principal) = request.extensions().get::<Arc<Principal>>().cloned() else {
             return serve(request).await;
         };
-        let key = principal.key();
         let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
         if let Some(id) = &session
-            && self.owners().get(id).is_some_and(|owner| *owner != key)
+            && self.owners().get(id).is_some_and(|owner| *owner != principal.key())
         {
             tracing::warn!("refused a request for a session another principal opened");
             return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();
@@ -82,7 +81,7 @@ impl Precheck {
         if session.is_none()
             && let Some(opened) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
         {
-            self.bind(opened.to_owned(), key).await;
+            self.bind(opened.to_owned(), principal.key()).await;
         }
         response
     }
