@@ -21,29 +21,30 @@ use serde_json::{Value, json};
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]
 mod http_client;
-use http_client::{MODERN_META, post};
+use http_client::{MODERN_META, post, served_url};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Reads `child`'s stream until a line holding `marker`; returns what follows it.
-fn wait_for(stream: impl std::io::Read + Send + 'static, marker: &str) -> String {
-    let mut lines = BufReader::new(stream).lines();
-    let found = loop {
-        let line = lines.next().expect("the process ended").unwrap();
-        if let Some(at) = line.find(marker) {
-            break line[at + marker.len()..].split_whitespace().next().unwrap_or_default().to_owned();
+/// Reads the provider's stdout until it says it is ready; returns its issuer.
+fn issuer_when_ready(stdout: impl std::io::Read + Send + 'static) -> String {
+    let mut lines = BufReader::new(stdout).lines();
+    let issuer = loop {
+        let line = lines.next().expect("the provider ended").unwrap();
+        if let Some(issuer) = line.strip_prefix("ready ") {
+            break issuer.to_owned();
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    found
+    issuer
 }
 
-/// A release mcpbox serving `chaos` on `port`, with `config` if given.
-fn mcpbox(root: &Path, port: u16, config: Option<&Path>) -> Child {
+/// A release mcpbox serving `chaos` on a port of its own, with `config` if given; and its URL
+/// (on loopback, with `[auth]`, also its resource identifier).
+fn mcpbox(root: &Path, config: Option<&Path>) -> (Child, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.args(["serve", "--http", &format!("127.0.0.1:{port}")]).arg(root.join("target/test-plugins/chaos.wasm"));
+    command.args(["serve", "--http", "127.0.0.1:0"]).arg(root.join("target/test-plugins/chaos.wasm"));
     if let Some(config) = config {
         command.arg("--config").arg(config);
     }
@@ -55,8 +56,8 @@ fn mcpbox(root: &Path, port: u16, config: Option<&Path>) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(child.stderr.take().unwrap(), "serving MCP over ");
-    child
+    let url = served_url(&mut child);
+    (child, url)
 }
 
 /// Calls/s and median latency of `lanes` loops of calls for `seconds`.
@@ -118,16 +119,13 @@ fn main() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let issuer = wait_for(provider.stdout.take().unwrap(), "ready ");
+    let issuer = issuer_when_ready(provider.stdout.take().unwrap());
 
     // The two servers.
-    let (open_port, auth_port) = (free_port(), free_port());
     let config = std::env::temp_dir().join(format!("mcpbox-bench-auth-{}.toml", std::process::id()));
     std::fs::write(&config, format!("[auth]\nissuers = [\"{issuer}\"]\n")).unwrap();
-    let mut open = mcpbox(&root, open_port, None);
-    let mut authorized = mcpbox(&root, auth_port, Some(&config));
-    let (open_url, auth_url) =
-        (format!("http://127.0.0.1:{open_port}/mcp"), format!("http://127.0.0.1:{auth_port}/mcp"));
+    let (mut open, open_url) = mcpbox(&root, None);
+    let (mut authorized, auth_url) = mcpbox(&root, Some(&config));
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let token = runtime.block_on(async {
@@ -135,10 +133,13 @@ fn main() {
             .post(format!("{issuer}/token"))
             .basic_auth("ada", Some("ada-secret"))
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(format!(
-                "grant_type=client_credentials&scope=tools%3Aread&resource={}",
-                auth_url.replace(':', "%3A").replace('/', "%2F")
-            ))
+            .body(
+                form_urlencoded::Serializer::new(String::new())
+                    .append_pair("grant_type", "client_credentials")
+                    .append_pair("scope", "tools:read")
+                    .append_pair("resource", &auth_url)
+                    .finish(),
+            )
             .send()
             .await
             .unwrap()

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 #[path = "common/http_client.rs"]
 mod http_client;
-use http_client::{MODERN_META, open_session, post};
+use http_client::{MODERN_META, open_session, post, served_url};
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -97,19 +97,7 @@ fn main() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let url = {
-        use std::io::BufRead;
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let url = loop {
-            let line = lines.next().expect("mcpbox exited").unwrap();
-            if let Some(at) = line.find("serving MCP over ") {
-                break line[at + 17..].split_whitespace().next().unwrap().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        url
-    };
+    let url = served_url(&mut child);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     println!("Streamable HTTP, {seconds} s per row, trivial tool call chaos.echo (latency in microseconds)");
     println!("| {:<28} | {:>9} | {:>10} | {:>10} | {:>10} |", "what", "in flight", "calls/s", "median", "p99");

@@ -50,15 +50,16 @@ impl Provider {
 
     /// An access token for `client` by the client credentials grant, for `resource` if given.
     pub(crate) async fn token(&self, client: &str, scope: &str, resource: Option<&str>) -> String {
-        let mut form = format!("grant_type=client_credentials&scope={}", encode(scope));
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", "client_credentials").append_pair("scope", scope);
         if let Some(resource) = resource {
-            form.push_str(&format!("&resource={}", encode(resource)));
+            form.append_pair("resource", resource);
         }
         let response = http_client()
             .post(format!("{}/token", self.issuer))
             .basic_auth(client, Some(format!("{client}-secret")))
             .header("content-type", "application/x-www-form-urlencoded")
-            .body(form)
+            .body(form.finish())
             .send()
             .await
             .unwrap();
@@ -72,15 +73,6 @@ impl Drop for Provider {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// mcpbox over HTTP with `[auth]` naming the provider; its URL is its resource identifier.
@@ -301,6 +293,8 @@ async fn opaque_tokens_are_checked_by_introspection_as_the_operators_client() {
 fn auth_settings_are_checked_with_file_and_key() {
     let cases = [
         ("[auth]\nresource = \"http://127.0.0.1:1/mcp\"\n", "[auth] needs `issuers`"),
+        // Limits alone would limit nothing: refused rather than ignored.
+        ("[auth.limits]\ncalls_per_minute = 10\n", "[auth] needs `issuers`"),
         ("[auth]\nissuers = [\"not a url\"]\n", "[auth] issuers `not a url`"),
         (
             "[auth]\nissuers = [\"http://127.0.0.1:1\"]\nalgorithms = [\"HS256\"]\n",

@@ -1,6 +1,24 @@
-//! The HTTP client side shared by the benchmarks: one POST, and a legacy session.
+//! The HTTP side shared by the benchmarks: where a server serves, one POST, and a legacy
+//! session.
+
+use std::io::{BufRead, BufReader};
+use std::process::Child;
 
 use serde_json::json;
+
+/// The URL a server started with `--http` and its stderr piped says it serves at, once it
+/// does; its stderr is read on after that, so that its log never fills the pipe.
+pub fn served_url(server: &mut Child) -> String {
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr piped")).lines();
+    let url = loop {
+        let line = lines.next().expect("the server exited").unwrap();
+        if let Some(at) = line.find("serving MCP over ") {
+            break line[at + 17..].split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    url
+}
 
 /// The `_meta` of a stateless 2026-07-28 request.
 pub const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::http_client::{MODERN_META, open_session, post};
+use super::http_client::{MODERN_META, open_session, post, served_url};
 
 /// One server under test: how to start it and the tool it calls.
 pub struct Server {
@@ -209,14 +209,7 @@ pub fn start_http(server: &Server) -> (Child, String) {
         .env("MCPBOX_LOG", "info,rmcp=warn")
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("the server exited").unwrap();
-        if let Some(at) = line.find("serving MCP over ") {
-            break line[at + 17..].split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let url = served_url(&mut child);
     (child, url)
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 
 use super::entitlements::{Entitlement, PrincipalLimits};
-use super::file::ConfigFile;
+use super::file::{ConfigFile, FileAuth, FileAuthLimits};
 
 /// Signature algorithms accepted unless the operator narrows them: asymmetric only (a shared
 /// HMAC secret would let anyone who can verify also mint tokens).
@@ -70,10 +70,32 @@ impl std::fmt::Debug for IntrospectionClient {
 pub(super) fn oauth_options(file: &ConfigFile, loopback: bool) -> Result<Option<OAuthOptions>> {
     let section = &file.config.auth;
     if section.issuers.is_empty() {
-        let set = section.resource.is_some()
-            || section.audience.is_some()
-            || !section.scopes_supported.is_empty()
-            || !section.entitlements.is_empty();
+        // Every key, so that none is silently ignored (a new one must be named here).
+        let FileAuth {
+            issuers: _,
+            resource,
+            audience,
+            algorithms,
+            scopes_supported,
+            leeway_seconds,
+            introspection_client,
+            introspection_secret_file,
+            introspection_cache_seconds,
+            entitlements,
+            limits: FileAuthLimits { concurrent_calls, calls_per_minute, burst },
+        } = section;
+        let set = resource.is_some()
+            || audience.is_some()
+            || algorithms.is_some()
+            || !scopes_supported.is_empty()
+            || leeway_seconds.is_some()
+            || introspection_client.is_some()
+            || introspection_secret_file.is_some()
+            || introspection_cache_seconds.is_some()
+            || !entitlements.is_empty()
+            || concurrent_calls.is_some()
+            || calls_per_minute.is_some()
+            || burst.is_some();
         return match set {
             true => Err(anyhow!(
                 "{}: [auth] needs `issuers`, the authorization servers whose tokens count",

@@ -96,14 +96,15 @@ impl Session {
         request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        // The plugins the filter names by index are those of the catalog that listed.
         let catalog = self.state.catalog();
+        let listing = catalog.clone();
         let listed = self
-            .with_scope(context, None, |scope| async move { catalog.list_resources(&scope).await })
+            .with_scope(context, None, |scope| async move { listing.list_resources(&scope).await })
             .await?
             .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all: Vec<_> = listed.map_err(request_error)?;
         if let Some((principal, access)) = self.list_filter(context) {
-            let catalog = self.state.catalog();
             all.retain(|(index, resource)| {
                 let plugin = catalog.plugins().get(*index).map(|p| &*p.name);
                 access.lists(&principal, Item { kind: Kind::Resource, name: &resource.uri, plugin })

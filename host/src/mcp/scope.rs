@@ -12,7 +12,6 @@ use rmcp::model::{InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
 
-use super::auth::Principal;
 use super::client::{PeerClient, ReplayClient};
 use super::era::Era;
 use super::events::forward_events;
@@ -96,8 +95,8 @@ impl Session {
             // The catalog names the called plugin's URIs.
             owned_uris: None,
             output_hold: None,
-            principal_dir: principal.as_ref().map(|p| p.dir_name().into()),
-            caller: principal.as_deref().map(Principal::caller),
+            principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
+            caller: principal.as_ref().map(|p| p.caller().clone()),
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());
@@ -129,7 +128,7 @@ impl Session {
     ) -> Result<Result<OpenRound, InputRequiredResult>, McpError> {
         let keys = &self.state.state_keys;
         if let Some(round) = round.as_mut() {
-            round.principal = self.principal(context).map(|p| p.key());
+            round.principal = self.principal(context).map(|p| p.key().to_owned());
         }
         let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
         let (answers, saved) = carried.map(|carried| (carried.answers, carried.saved)).unzip();

@@ -62,14 +62,7 @@ impl Registries {
     /// The manifest digest `reference`'s tag points at now: at its first mirror that answers,
     /// else at its registry.
     pub async fn resolve(&self, reference: &OciRef) -> Result<String> {
-        let mut failures = Vec::new();
-        for source in sources(&self.mirrors, reference) {
-            match self.resolve_at(&source).await {
-                Ok(digest) => return Ok(digest),
-                Err(error) => failures.push((source, error)),
-            }
-        }
-        Err(all_failed(failures))
+        self.first_source(reference, |_| true, |source| async move { self.resolve_at(&source).await }).await
     }
 
     async fn resolve_at(&self, reference: &OciRef) -> Result<String> {
@@ -96,14 +89,8 @@ impl Registries {
         max_bytes: u64,
         progress: &dyn Progress,
     ) -> Result<String> {
-        let mut failures = Vec::new();
-        for source in sources(&self.mirrors, reference) {
-            match self.pull_at(&source, digest, store, max_bytes, progress).await {
-                Ok(component) => return Ok(component),
-                Err(error) => failures.push((source, error)),
-            }
-        }
-        Err(all_failed(failures))
+        let pull = |source: OciRef| async move { self.pull_at(&source, digest, store, max_bytes, progress).await };
+        self.first_source(reference, |_| true, pull).await
     }
 
     async fn pull_at(
@@ -172,15 +159,28 @@ impl Registries {
     /// The cosign signatures attached to `digest` in `reference`'s repository (none if there
     /// is no signature manifest): those of its first mirror that has any, else its registry's.
     pub async fn signatures(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {
-        let (mut failures, mut answered) = (Vec::new(), false);
+        let fetch = |source: OciRef| async move { self.signatures_at(&source, digest).await };
+        self.first_source(reference, |found: &Vec<Signature>| !found.is_empty(), fetch).await
+    }
+
+    /// `attempt` at each of `reference`'s sources in order (its mirrors, then its registry):
+    /// the first answer `enough` takes; else the last answer any source gave; else every
+    /// source's error.
+    async fn first_source<T, F: Future<Output = Result<T>>>(
+        &self,
+        reference: &OciRef,
+        enough: impl Fn(&T) -> bool,
+        attempt: impl Fn(OciRef) -> F,
+    ) -> Result<T> {
+        let (mut failures, mut answered) = (Vec::new(), None);
         for source in sources(&self.mirrors, reference) {
-            match self.signatures_at(&source, digest).await {
-                Ok(found) if !found.is_empty() => return Ok(found),
-                Ok(_) => answered = true,
+            match attempt(source.clone()).await {
+                Ok(answer) if enough(&answer) => return Ok(answer),
+                Ok(answer) => answered = Some(answer),
                 Err(error) => failures.push((source, error)),
             }
         }
-        if answered { Ok(Vec::new()) } else { Err(all_failed(failures)) }
+        answered.ok_or_else(|| all_failed(failures))
     }
 
     async fn signatures_at(&self, reference: &OciRef, digest: &str) -> Result<Vec<Signature>> {

@@ -93,11 +93,6 @@ impl Entitlements {
             None => Verdict::Hidden,
         }
     }
-
-    /// Whether `principal` may see `item` in a list.
-    pub(crate) fn lists(&self, principal: &Principal, item: Item<'_>) -> bool {
-        self.verdict(principal, item) == Verdict::Allowed
-    }
 }
 
 fn holds(principal: &Principal, grantee: &Grantee) -> bool {
@@ -138,13 +133,13 @@ mod tests {
     }
 
     fn principal(scopes: &[&str], groups: &[&str]) -> Principal {
-        Principal {
-            issuer: "https://id.example".into(),
-            subject: "ada".into(),
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
-            expires_at: u64::MAX,
-            claims: BTreeMap::from([("groups".into(), groups.iter().map(|s| s.to_string()).collect())]),
-        }
+        Principal::new(
+            "https://id.example".into(),
+            "ada".into(),
+            scopes.iter().map(|s| s.to_string()).collect(),
+            u64::MAX,
+            BTreeMap::from([("groups".into(), groups.iter().map(|s| s.to_string()).collect())]),
+        )
     }
 
     fn tool<'a>(name: &'a str, plugin: &'a str) -> Item<'a> {

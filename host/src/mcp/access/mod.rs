@@ -69,9 +69,9 @@ impl Access {
         self.entitlements.verdict(principal, item)
     }
 
-    /// Whether `principal` sees `item` in lists.
+    /// Whether `principal` sees `item` in lists: only what it may use.
     pub(crate) fn lists(&self, principal: &Principal, item: Item<'_>) -> bool {
-        self.entitlements.lists(principal, item)
+        self.verdict(principal, item) == Verdict::Allowed
     }
 
     /// Counts a call of `principal` as running, or says which limit refuses it; `None` when
@@ -80,7 +80,7 @@ impl Access {
         if !self.limits.any() {
             return Ok(None);
         }
-        self.limits.start(&principal.key()).map(Some)
+        self.limits.start(principal.key()).map(Some)
     }
 }
 

@@ -6,29 +6,23 @@
 //! tokens is not a flood of requests to the issuer. A revoked token passes until its answer
 //! leaves the cache.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
-use tokio::sync::Mutex;
 
+use super::cache::TokenCache;
 use super::keys::{IssuerKeys, bounded};
 use super::{Principal, ResourceServer};
 use crate::config::IntrospectionClient;
 
 /// How long an active answer without `exp` stands for (and so is kept at most).
 const NO_EXPIRY: Duration = Duration::from_secs(30);
-/// The most answers kept; past it, expired ones go, and if none has, all.
-const MAX_CACHED: usize = 10_000;
-
-/// An introspection's verdict and until when it is kept, by the token's SHA-256.
-type Answers = HashMap<[u8; 32], (Result<Principal, String>, Instant)>;
-
 /// The introspecting client and what it learnt.
 pub(super) struct Introspector {
     client: IntrospectionClient,
-    cache: Mutex<Answers>,
+    /// Answers, refusals too.
+    cache: TokenCache<Result<Arc<Principal>, String>>,
 }
 
 /// RFC 7662 §2.2, the fields mcpbox reads.
@@ -56,18 +50,16 @@ struct Answer {
 
 impl Introspector {
     pub(super) fn new(client: IntrospectionClient) -> Introspector {
-        Introspector { client, cache: Mutex::new(HashMap::new()) }
+        Introspector { client, cache: TokenCache::new() }
     }
 
     /// The principal of opaque `token`, from the cache or the first issuer that knows it.
-    pub(super) async fn check(&self, server: &ResourceServer, token: &str) -> Result<Principal, String> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((answer, until)) = self.cache.lock().await.get(&key)
-            && Instant::now() < *until
-        {
-            return answer.clone();
+    pub(super) async fn check(&self, server: &ResourceServer, token: &str) -> Result<Arc<Principal>, String> {
+        let key = super::cache::digest(token);
+        if let Some(answer) = self.cache.get(&key) {
+            return answer;
         }
-        let answer = self.ask(server, token).await;
+        let answer = self.ask(server, token).await.map(Arc::new);
         let until = match &answer {
             Ok(principal) => {
                 Instant::now()
@@ -75,15 +67,7 @@ impl Introspector {
             }
             Err(_) => Instant::now() + self.client.cache_for,
         };
-        let mut cache = self.cache.lock().await;
-        if cache.len() >= MAX_CACHED {
-            let now = Instant::now();
-            cache.retain(|_, (_, until)| *until > now);
-            if cache.len() >= MAX_CACHED {
-                cache.clear();
-            }
-        }
-        cache.insert(key, (answer.clone(), until));
+        self.cache.insert(key, answer.clone(), until);
         answer
     }
 
@@ -105,7 +89,10 @@ impl Introspector {
 
     /// The issuer's answer for `token`, or `None` if it is not active there.
     async fn introspect(&self, issuer: &IssuerKeys, endpoint: &str, token: &str) -> anyhow::Result<Option<Answer>> {
-        let form = format!("token={}&token_type_hint=access_token", form_encode(token));
+        let form = form_urlencoded::Serializer::new(String::new())
+            .append_pair("token", token)
+            .append_pair("token_type_hint", "access_token")
+            .finish();
         let response = issuer
             .client()
             .post(endpoint)
@@ -125,12 +112,7 @@ fn judge(answer: Answer, issuer: &str, server: &ResourceServer) -> Result<Princi
     if answer.iss.as_deref().is_some_and(|iss| iss != issuer) {
         return Err("the token's issuer does not match".to_owned());
     }
-    let audiences: Vec<&str> = match &answer.aud {
-        Some(serde_json::Value::String(one)) => vec![one.as_str()],
-        Some(serde_json::Value::Array(many)) => many.iter().filter_map(|a| a.as_str()).collect(),
-        _ => Vec::new(),
-    };
-    if !audiences.contains(&server.audience.as_str()) {
+    if !super::strings(answer.aud.as_ref()).contains(&server.audience.as_str()) {
         return Err(format!("the token was not issued for this server (aud must be {})", server.audience));
     }
     let now = now();
@@ -143,25 +125,18 @@ fn judge(answer: Answer, issuer: &str, server: &ResourceServer) -> Result<Princi
     }
     // A client credentials token has no user: the client is the subject.
     let subject = answer.sub.or(answer.client_id).ok_or_else(|| "the token has no subject".to_owned())?;
-    Ok(Principal {
-        issuer: issuer.to_owned(),
-        subject,
-        scopes: answer.scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect(),
-        expires_at: answer.exp.unwrap_or_else(|| now + NO_EXPIRY.as_secs()),
-        claims: super::picked_claims(&server.claim_names, &answer.other),
-    })
+    let scopes = answer.scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect();
+    let expires_at = answer.exp.unwrap_or_else(|| now + NO_EXPIRY.as_secs());
+    let claims = super::picked_claims(&server.claim_names, &answer.other);
+    Ok(Principal::new(issuer.to_owned(), subject, scopes, expires_at, claims))
 }
 
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// `application/x-www-form-urlencoded` (and RFC 6749 §2.3.1 client credentials) encoding.
+/// A client id or secret as RFC 6749 §2.3.1 wants it before Basic authentication:
+/// `application/x-www-form-urlencoded`.
 fn form_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

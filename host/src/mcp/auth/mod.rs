@@ -9,17 +9,20 @@
 //!   Connect Discovery), cached, fetched again for an unknown key id at most every 30 s;
 //! - `token.rs`: a JWT access token checked (signature, algorithm allow-list, `iss`, `aud`,
 //!   `exp`, `nbf`);
-//! - `introspect.rs`: an opaque token checked by introspection (RFC 7662), cached briefly.
+//! - `introspect.rs`: an opaque token checked by introspection (RFC 7662), cached briefly;
+//! - `cache.rs`: what is remembered about tokens, by their digest.
 //!
 //! Tokens are read from the `Authorization` header only (never the query string, §Access Token
 //! Usage), never logged, and never passed on: plugins and every other party see at most the
 //! principal.
 
+mod cache;
 mod introspect;
 mod keys;
 mod token;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -27,63 +30,63 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::config::{Grantee, OAuthOptions};
+use crate::runtime::Caller;
+use cache::TokenCache;
 use keys::IssuerKeys;
 
 /// The well-known path of Protected Resource Metadata (RFC 9728 §3).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// Who a valid access token stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who a valid access token stands for, with what requests need of it made once, when the
+/// token is checked (a token's principal is remembered with it and shared by its requests).
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Principal {
-    /// The issuer (`iss`) that vouched for the subject.
-    pub issuer: String,
-    /// The subject (`sub`), unique within its issuer.
-    pub subject: String,
-    /// The scopes the token grants.
-    pub scopes: Vec<String>,
+    /// The issuer, subject and scopes: what a plugin may be told (`host.caller`).
+    identity: Arc<Caller>,
     /// When the token expires (`exp`, seconds since the epoch).
     pub expires_at: u64,
     /// The claims entitlements name (`[[auth.entitlements]] claim`), each as its string
     /// values: a string claim is one, a list of strings its strings.
     pub claims: BTreeMap<String, Vec<String>>,
+    /// See [`Principal::key`].
+    key: String,
+    /// See [`Principal::dir_name`].
+    dir_name: Arc<str>,
 }
 
 impl Principal {
-    /// Who this is, as one string: the issuer and the subject, so that two issuers' equal
-    /// subjects stay two principals (JSON, so that no pair of strings spells another's).
-    pub(crate) fn key(&self) -> String {
-        serde_json::to_string(&[&self.issuer, &self.subject]).unwrap_or_default()
+    pub(crate) fn new(
+        issuer: String,
+        subject: String,
+        scopes: Vec<String>,
+        expires_at: u64,
+        claims: BTreeMap<String, Vec<String>>,
+    ) -> Principal {
+        let key = serde_json::to_string(&[&issuer, &subject]).unwrap_or_default();
+        let dir_name = dir_name(&issuer, &subject).into();
+        Principal { identity: Arc::new(Caller { issuer, subject, scopes }), expires_at, claims, key, dir_name }
     }
 
-    /// The name of this principal's own directory under a per-principal base
-    /// (`runtime/principal_dirs.rs`): the issuer as [`issuer_label`], `-`, then the subject
-    /// with every byte but ASCII letters, digits and `-` written `_XX` (hex). Two principals
-    /// never share one: the label is fixed-length and distinct per configured issuer (checked
-    /// at start-up), and the escaping is one-to-one; no name is `.`, `..` or holds a `/`.
-    pub(crate) fn dir_name(&self) -> String {
-        let mut name = issuer_label(&self.issuer);
-        name.push('-');
-        for byte in self.subject.bytes() {
-            match byte {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' => name.push(byte as char),
-                _ => name.push_str(&format!("_{byte:02X}")),
-            }
-        }
-        name
+    /// Who this is, as one string: the issuer and the subject, so that two issuers' equal
+    /// subjects stay two principals (JSON, so that no pair of strings spells another's).
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The name of this principal's own directory under a per-principal base (see
+    /// [`dir_name`]).
+    pub(crate) fn dir_name(&self) -> &Arc<str> {
+        &self.dir_name
     }
 
     /// This principal as the runtime tells a plugin that may know (`host.caller`).
-    pub(crate) fn caller(&self) -> std::sync::Arc<crate::runtime::Caller> {
-        std::sync::Arc::new(crate::runtime::Caller {
-            issuer: self.issuer.clone(),
-            subject: self.subject.clone(),
-            scopes: self.scopes.clone(),
-        })
+    pub(crate) fn caller(&self) -> &Arc<Caller> {
+        &self.identity
     }
 
     /// Whether the token grants `scope`.
     pub(crate) fn has_scope(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|s| s == scope)
+        self.identity.scopes.iter().any(|s| s == scope)
     }
 
     /// Whether the token's claim `name` is, or holds, `value`.
@@ -97,6 +100,23 @@ impl Principal {
     }
 }
 
+/// The name of a principal's own directory under a per-principal base
+/// (`runtime/principal_dirs.rs`): the issuer as [`issuer_label`], `-`, then the subject with
+/// every byte but ASCII letters, digits and `-` written `_XX` (hex). Two principals never share
+/// one: the label is fixed-length and distinct per configured issuer (checked at start-up), and
+/// the escaping is one-to-one; no name is `.`, `..` or holds a `/`.
+fn dir_name(issuer: &str, subject: &str) -> String {
+    let mut name = issuer_label(issuer);
+    name.push('-');
+    for byte in subject.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' => name.push(byte as char),
+            _ => name.push_str(&format!("_{byte:02X}")),
+        }
+    }
+    name
+}
+
 /// An issuer in directory names: the first 16 hex digits of its SHA-256.
 fn issuer_label(issuer: &str) -> String {
     use sha2::Digest;
@@ -108,14 +128,20 @@ fn picked_claims(names: &[String], all: &serde_json::Map<String, Value>) -> BTre
     names
         .iter()
         .filter_map(|name| {
-            let values = match all.get(name)? {
-                Value::String(one) => vec![one.clone()],
-                Value::Array(many) => many.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
-                _ => return None,
-            };
-            Some((name.clone(), values))
+            let values = all.get(name).filter(|v| v.is_string() || v.is_array())?;
+            Some((name.clone(), strings(Some(values)).into_iter().map(str::to_owned).collect()))
         })
         .collect()
+}
+
+/// A claim that is a string or a list of strings (`aud`, `scp`, `groups`), as its strings;
+/// anything else as none.
+fn strings(value: Option<&Value>) -> Vec<&str> {
+    match value {
+        Some(Value::String(one)) => vec![one.as_str()],
+        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Checks access tokens for one MCP endpoint.
@@ -134,8 +160,9 @@ pub(crate) struct ResourceServer {
     introspector: Option<introspect::Introspector>,
     /// The claims a principal keeps (those entitlements name).
     claim_names: Vec<String>,
-    /// JWTs verified already (`token.rs`).
-    verified: token::Verified,
+    /// JWTs verified already, with the key sets' generation they were verified with
+    /// (`token.rs`).
+    verified: TokenCache<(Arc<Principal>, u64)>,
 }
 
 impl ResourceServer {
@@ -171,12 +198,12 @@ impl ResourceServer {
                     Grantee::Scope(_) => None,
                 })
                 .collect(),
-            verified: token::Verified::default(),
+            verified: TokenCache::new(),
         })
     }
 
     /// The principal of the request's bearer token, or the response that refuses it.
-    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, Response> {
+    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<Principal>, Response> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Err(self.challenge(None));
         };
@@ -299,13 +326,6 @@ mod tests {
 
     #[test]
     fn directory_names_are_one_to_one_and_never_leave_the_base() {
-        let principal = |issuer: &str, subject: &str| Principal {
-            issuer: issuer.into(),
-            subject: subject.into(),
-            scopes: Vec::new(),
-            expires_at: 0,
-            claims: BTreeMap::new(),
-        };
         let names: Vec<String> = [
             ("https://a", "ada"),
             ("https://b", "ada"),
@@ -316,7 +336,7 @@ mod tests {
             ("https://a", "a/b"),
         ]
         .iter()
-        .map(|(i, s)| principal(i, s).dir_name())
+        .map(|(issuer, subject)| dir_name(issuer, subject))
         .collect();
         let mut distinct = names.clone();
         distinct.sort();

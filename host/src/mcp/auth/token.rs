@@ -11,14 +11,12 @@
 //! issuer's key set is fetched again (a rotation), everything remembered is checked afresh, so
 //! a token whose key the issuer dropped stops passing as it would without the memory.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use jsonwebtoken::{Validation, decode, decode_header};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use super::{Principal, ResourceServer};
 
@@ -39,45 +37,9 @@ struct Claims {
     other: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The most verified tokens remembered; past it, expired ones go, and if none has, all.
-const MAX_VERIFIED: usize = 10_000;
-
-/// Verified JWTs, by SHA-256, with their principal and the key sets' generation they were
-/// verified with.
-#[derive(Default)]
-pub(super) struct Verified(Mutex<HashMap<[u8; 32], (Principal, u64)>>);
-
-impl Verified {
-    /// The principal of a token verified before with the same keys, if it has not expired
-    /// since.
-    fn get(&self, key: &[u8; 32], leeway: u64, keys: u64) -> Option<Principal> {
-        let verified = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (principal, generation) = verified.get(key)?;
-        (*generation == keys && principal.expires_at.saturating_add(leeway) > now()).then(|| principal.clone())
-    }
-
-    fn insert(&self, key: [u8; 32], principal: Principal, leeway: u64, keys: u64) {
-        let mut verified = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if verified.len() >= MAX_VERIFIED {
-            let now = now();
-            verified.retain(|_, (principal, generation)| {
-                *generation == keys && principal.expires_at.saturating_add(leeway) > now
-            });
-            if verified.len() >= MAX_VERIFIED {
-                verified.clear();
-            }
-        }
-        verified.insert(key, (principal, keys));
-    }
-}
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
 /// The principal `token` stands for, or why it does not count (words for the challenge's
 /// `error_description` and the log, never the token itself).
-pub(super) async fn validate(server: &ResourceServer, token: &str) -> Result<Principal, String> {
+pub(super) async fn validate(server: &ResourceServer, token: &str) -> Result<Arc<Principal>, String> {
     let Ok(header) = decode_header(token) else {
         // Opaque: the introspection's own cache decides how long an answer stands.
         return match &server.introspector {
@@ -85,14 +47,19 @@ pub(super) async fn validate(server: &ResourceServer, token: &str) -> Result<Pri
             None => Err("the token is not a JWT (and this server introspects no opaque tokens)".to_owned()),
         };
     };
-    let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    let digest = super::cache::digest(token);
     let keys = server.key_generation();
-    if let Some(principal) = server.verified.get(&digest, server.leeway_seconds, keys) {
+    if let Some((principal, generation)) = server.verified.get(&digest)
+        && generation == keys
+    {
         return Ok(principal);
     }
-    let principal = verify(server, token, header).await?;
-    // Verified with the keys of now, or newer ones fetched meanwhile: either way, current.
-    server.verified.insert(digest, principal.clone(), server.leeway_seconds, keys);
+    let principal = Arc::new(verify(server, token, header).await?);
+    // Until `exp` (with the leeway); verified with the keys of now, or newer ones fetched
+    // meanwhile: either way, current.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let left = principal.expires_at.saturating_add(server.leeway_seconds).saturating_sub(now);
+    server.verified.insert(digest, (principal.clone(), keys), Instant::now() + Duration::from_secs(left));
     Ok(principal)
 }
 
@@ -117,13 +84,8 @@ async fn verify(server: &ResourceServer, token: &str, header: jsonwebtoken::Head
     validation.validate_nbf = true;
     validation.leeway = server.leeway_seconds;
     let claims = decode::<Claims>(token, &key, &validation).map_err(|e| refusal(&e, &server.audience))?.claims;
-    Ok(Principal {
-        issuer: claims.iss,
-        subject: claims.sub,
-        scopes: scopes(claims.scope, claims.scp),
-        expires_at: claims.exp,
-        claims: super::picked_claims(&server.claim_names, &claims.other),
-    })
+    let picked = super::picked_claims(&server.claim_names, &claims.other);
+    Ok(Principal::new(claims.iss, claims.sub, scopes(claims.scope, claims.scp.as_ref()), claims.exp, picked))
 }
 
 /// The `iss` of a token's payload, before its signature is checked.
@@ -134,15 +96,15 @@ fn unverified_issuer(token: &str) -> Option<String> {
     value["iss"].as_str().map(str::to_owned)
 }
 
-fn scopes(scope: Option<String>, scp: Option<serde_json::Value>) -> Vec<String> {
-    let mut found: Vec<String> = scope.iter().flat_map(|s| s.split_whitespace()).map(str::to_owned).collect();
-    match scp {
-        Some(serde_json::Value::String(s)) => found.extend(s.split_whitespace().map(str::to_owned)),
-        Some(serde_json::Value::Array(items)) => {
-            found.extend(items.iter().filter_map(|i| i.as_str()).map(str::to_owned))
-        }
-        _ => {}
-    }
+fn scopes(scope: Option<String>, scp: Option<&serde_json::Value>) -> Vec<String> {
+    // Each string of either may itself be space-separated.
+    let mut found: Vec<String> = scope
+        .iter()
+        .map(String::as_str)
+        .chain(super::strings(scp))
+        .flat_map(str::split_whitespace)
+        .map(str::to_owned)
+        .collect();
     found.sort();
     found.dedup();
     found
@@ -169,9 +131,9 @@ mod tests {
 
     #[test]
     fn scopes_come_from_scope_and_scp() {
-        let both = scopes(Some("b a".into()), Some(serde_json::json!(["c", "a"])));
+        let both = scopes(Some("b a".into()), Some(&serde_json::json!(["c", "a"])));
         assert_eq!(both, ["a", "b", "c"]);
-        assert_eq!(scopes(None, Some(serde_json::json!("x y"))), ["x", "y"]);
+        assert_eq!(scopes(None, Some(&serde_json::json!("x y"))), ["x", "y"]);
         assert!(scopes(None, None).is_empty());
     }
 }

@@ -162,6 +162,7 @@ impl Session {
             // Too many tasks held: the call is refused rather than run past its time limit.
             return Err(McpError::internal_error(format!("cannot start a task for `{name}`: {refused}"), None));
         }
+        let principal = self.principal(&context);
         let scope = CallScope {
             grants: open.view.grants.clone(),
             client_roots: open.view.client_roots.clone(),
@@ -172,8 +173,8 @@ impl Session {
             resource_updated: Some(self.resource_updated.clone()),
             owned_uris: None,
             output_hold: None,
-            principal_dir: self.principal(&context).map(|p| p.dir_name().into()),
-            caller: self.principal(&context).as_deref().map(crate::mcp::auth::Principal::caller),
+            principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
+            caller: principal.as_ref().map(|p| p.caller().clone()),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();

@@ -25,6 +25,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskResult, InputRequest, UpdateTaskParams};
 
 use super::client::fits_request;
+use crate::mcp::auth::Principal;
 use crate::runtime::tasks::{
     MemoryStore, TaskRecord, TaskSettings, TaskState, TaskStore, TaskStoreError, millis, now_ms,
 };
@@ -60,8 +61,8 @@ impl Tasks {
     /// that created it (its [`Principal::key`](crate::mcp::auth::Principal::key), with
     /// `[auth]`). Without authorization every request of this server is the same one, and a
     /// task's unguessable id is what keeps it private.
-    pub(crate) fn principal(principal: Option<&crate::mcp::auth::Principal>) -> String {
-        principal.map_or_else(|| "local".to_owned(), |p| p.key())
+    pub(crate) fn principal(principal: Option<&Principal>) -> String {
+        principal.map_or("local", Principal::key).to_owned()
     }
 
     /// A new task, stored before this returns (extensions/tasks §Task Creation: durably

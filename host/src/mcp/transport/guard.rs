@@ -120,7 +120,7 @@ pub(crate) async fn admit(State(admission): State<Arc<Admission>>, mut request: 
     }
     let Some(oauth) = &admission.oauth else { return next.run(request).await };
     let principal = match oauth.authenticate(request.headers()).await {
-        Ok(principal) => Arc::new(principal),
+        Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
     let expiry = principal.expiry();

@@ -113,7 +113,7 @@ pub(crate) async fn open(State(sse): State<Arc<LegacySse>>, principal: Option<Ex
     let (output, lines) = mpsc::channel::<String>(256);
     let (input, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let ended = CancellationToken::new();
-    let opened_by = principal.as_ref().map(|p| p.key());
+    let opened_by = principal.as_ref().map(|p| p.key().to_owned());
     let session = Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::default(), opened_by });
     sse.sessions().insert(id.clone(), session);
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
@@ -165,7 +165,7 @@ pub(crate) async fn post(
         return plain(StatusCode::NOT_FOUND, unknown);
     };
     // Another principal's session is as unknown as none (a stolen id is worth nothing).
-    if session.opened_by != principal.map(|Extension(p)| p.key()) {
+    if session.opened_by.as_deref() != principal.as_ref().map(|Extension(p)| p.key()) {
         tracing::warn!("refused a message for a legacy SSE session another principal opened");
         return plain(StatusCode::NOT_FOUND, unknown);
     }

@@ -81,7 +81,7 @@ impl Precheck {
         if session.is_none()
             && let Some(opened) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
         {
-            self.bind(opened.to_owned(), principal.key()).await;
+            self.bind(opened.to_owned(), principal.key().to_owned()).await;
         }
         response
     }
