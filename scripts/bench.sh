@@ -9,6 +9,8 @@
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh auth     the cost of checking an OAuth access token per request ([auth]
 #                             with a local OpenID provider vs the same server open)
+#   scripts/bench.sh fleet    one mcpbox alone vs fleets of 1 and 3 replicas sharing Redis
+#                             behind HAProxy (scripts/fleet.sh): calls/s and latency
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
@@ -27,6 +29,7 @@ case "${1:-compare}" in
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
   auth) cargo bench -p mcpbox --bench auth_overhead ;;
+  fleet) cargo bench -p mcpbox --bench fleet ;;
   startup) cargo bench -p mcpbox --bench startup ;;
   examples)
     cargo build --release -p mcpbox
@@ -34,5 +37,5 @@ case "${1:-compare}" in
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|latency|http|auth|startup|examples|reference]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|latency|http|auth|fleet|startup|examples|reference]" >&2; exit 2 ;;
 esac

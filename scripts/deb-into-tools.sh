@@ -2,10 +2,13 @@
 # A Debian package downloaded and unpacked into .tools/DIR, never installed system-wide, for the
 # tests' real components: `deb-into-tools.sh DIR PACKAGE VERSION BINARY` takes the newest
 # version of PACKAGE that starts with VERSION (Debian 12 keeps a series and ships only security
-# fixes to it) and prints the path of BINARY inside it. Idempotent; safe to run in parallel.
+# fixes to it) and prints the path of BINARY inside it; further arguments are libraries it needs
+# (their candidate versions; run the binary with LD_LIBRARY_PATH=DIR/root/usr/lib/x86_64-linux-gnu).
+# Idempotent; safe to run in parallel.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 package=$2 series=$3 binary=$4
+shift 4
 dir="$root/.tools/$name"
 path="$dir/root/$binary"
 mkdir -p "$dir"
@@ -24,7 +27,7 @@ if [ ! -x "$path" ]; then
     echo "no $package $series in the package lists" >&2
     exit 1
   fi
-  (cd "$dir/dl" && apt-get download -qq "$package=$version" >&2)
+  (cd "$dir/dl" && apt-get download -qq "$package=$version" "$@" >&2)
   for deb in "$dir"/dl/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
 fi
 echo "$path"

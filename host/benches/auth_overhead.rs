@@ -13,15 +13,17 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+#[path = "common/echo_load.rs"]
+mod echo_load;
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]
 mod http_client;
-use http_client::{MODERN_META, post, served_url};
+use echo_load::{mcpbox, median, run};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -38,68 +40,6 @@ fn issuer_when_ready(stdout: impl std::io::Read + Send + 'static) -> String {
     };
     std::thread::spawn(move || for _ in lines {});
     issuer
-}
-
-/// A release mcpbox serving `chaos` on a port of its own, with `config` if given; and its URL
-/// (on loopback, with `[auth]`, also its resource identifier).
-fn mcpbox(root: &Path, config: Option<&Path>) -> (Child, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.args(["serve", "--http", "127.0.0.1:0"]).arg(root.join("target/test-plugins/chaos.wasm"));
-    if let Some(config) = config {
-        command.arg("--config").arg(config);
-    }
-    let mut child = command
-        .env("MCPBOX_CACHE_DIR", root.join("target/bench-compile-cache"))
-        .env("MCPBOX_LOG", "info,rmcp=warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = served_url(&mut child);
-    (child, url)
-}
-
-/// Calls/s and median latency of `lanes` loops of calls for `seconds`.
-async fn run(url: &str, token: Option<&str>, lanes: usize, seconds: f64) -> (f64, Duration) {
-    let client = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    let mut tasks = Vec::new();
-    for _ in 0..lanes {
-        let (client, url) = (client.clone(), url.to_owned());
-        let mut headers = vec![
-            ("mcp-protocol-version", "2026-07-28".to_owned()),
-            ("mcp-method", "tools/call".to_owned()),
-            ("mcp-name", "chaos.echo".to_owned()),
-        ];
-        if let Some(token) = token {
-            headers.push(("authorization", format!("Bearer {token}")));
-        }
-        tasks.push(tokio::spawn(async move {
-            let meta: Value = serde_json::from_str(MODERN_META).unwrap();
-            let mut samples = Vec::new();
-            while Instant::now() < deadline {
-                let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                    "params": { "name": "chaos.echo", "arguments": { "value": "hello" }, "_meta": meta } });
-                let started = Instant::now();
-                let (status, _, text) = post(&client, &url, body.to_string(), &headers).await;
-                samples.push(started.elapsed());
-                assert_eq!(status, 200, "{text}");
-            }
-            samples
-        }));
-    }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.unwrap());
-    }
-    all.sort();
-    (all.len() as f64 / seconds, all[all.len() / 2])
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn main() {

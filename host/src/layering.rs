@@ -1,5 +1,5 @@
 //! The layering rule, checked on the source: dependencies point down only
-//! (`cli` → `mcp` → `config` → `runtime` and `registry`, which are apart), and only `mcp`
+//! (`cli` → `mcp` → `config` → `fleet` → `runtime`, and `registry` apart), and only `mcp`
 //! touches rmcp. A module that imports
 //! from a layer above it fails this test, naming the file and the line.
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: &[(&str, &[&str])] = &[
     ("runtime", &["rmcp", "crate::mcp", "crate::config", "crate::cli", "crate::registry"]),
     ("registry", &["rmcp", "crate::mcp", "crate::config", "crate::cli", "crate::runtime"]),
+    ("fleet", &["rmcp", "crate::mcp", "crate::config", "crate::cli", "crate::registry"]),
     ("config", &["rmcp", "crate::mcp", "crate::cli"]),
     ("mcp", &["crate::cli"]),
 ];

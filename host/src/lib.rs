@@ -8,10 +8,12 @@
 //! - `config`: the command line and the config file, merged and checked;
 //! - `mcp`: the protocol layer, the only code that touches rmcp;
 //! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types;
-//! - `registry`: `oci://` plugins pulled, pinned and verified (beside the runtime).
+//! - `registry`: `oci://` plugins pulled, pinned and verified (beside the runtime);
+//! - `fleet`: the state replicas share through Redis, behind the runtime's traits.
 
 pub mod cli;
 pub(crate) mod config;
+pub(crate) mod fleet;
 mod hex;
 pub(crate) mod mcp;
 pub(crate) mod registry;

@@ -14,6 +14,8 @@ mod common;
 mod compile_bounds;
 mod descriptors;
 mod docs;
+mod fleet;
+mod fleet_kill;
 mod framing;
 mod hostile;
 mod http;

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::registry;
 use crate::config::{ServeArgs, Settings};
+use crate::fleet::Fleet;
 use crate::mcp::StateKeys;
 use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
@@ -49,20 +50,16 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         if settings.engine.copy_on_write { "copy-on-write" } else { "copied" },
         settings.copy_on_write_reason
     );
-    let live = load(&compiler, &settings).await;
+    let (live, failed) = load(&compiler, &settings).await;
+    let failed = failed + pulled.failed.len();
     let watching = settings.watch && !settings.plugin_paths.is_empty();
     let following_lock = settings.watch && !settings.plugin_refs.is_empty();
     let state_keys = StateKeys::load(settings.request_state_keys.as_deref(), settings.request_state_ttl)?;
-    let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
-    let state = McpState::new(
-        live.clone(),
-        settings.roots.clone(),
-        settings.page_size,
-        watching,
-        state_keys,
-        settings.tasks,
-        oauth,
-    )?;
+    let fleet = match &settings.store {
+        Some(store) => Some(Fleet::connect(store, &settings.replica, live.clone()).await?),
+        None => None,
+    };
+    let state = McpState::new(live.clone(), &settings, watching, state_keys, fleet, failed)?;
     if watching || following_lock {
         let pulled_files = pulled.files.iter().map(|(_, file)| file.clone()).collect();
         let reloader = Reloader::new(
@@ -81,8 +78,9 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     serve_transports(state, &settings).await
 }
 
-/// Loads the plugins, reporting each that fails by name; the others serve.
-async fn load(compiler: &Compiler, settings: &Settings) -> Arc<LiveCatalog> {
+/// Loads the plugins, reporting each that fails by name; the others serve. Also says how
+/// many failed (readiness waits for none).
+async fn load(compiler: &Compiler, settings: &Settings) -> (Arc<LiveCatalog>, usize) {
     let started = Instant::now();
     let (catalog, problems) =
         Catalog::load(compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
@@ -100,7 +98,7 @@ async fn load(compiler: &Compiler, settings: &Settings) -> Arc<LiveCatalog> {
     if catalog.plugins().is_empty() {
         tracing::warn!("no plugin loaded: the server offers nothing");
     }
-    LiveCatalog::new(catalog)
+    (LiveCatalog::new(catalog), problems.len())
 }
 
 /// Serves stdio and/or HTTP; the end of stdin ends the process unless HTTP serves too.

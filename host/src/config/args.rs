@@ -156,6 +156,28 @@ pub struct ServeArgs {
     /// [default: 15000].
     #[arg(long, value_name = "MS")]
     pub heartbeat_ms: Option<u64>,
+    /// Share tasks, resource updates and list changes with the other replicas of a fleet
+    /// through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`, `rediss://` for TLS); over
+    /// `[store] redis`. Needs --request-state-keys (every replica the same file).
+    #[arg(long, value_name = "URL", env = "MCPBOX_STORE", hide_env_values = true)]
+    pub store: Option<String>,
+    /// With a shared store: how long a replica's claim on its tasks lasts without renewal, in
+    /// seconds (a dead replica's tasks fail after it); over `[store] lease_seconds` [default: 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub store_lease: Option<u64>,
+    /// This replica's name in the fleet (a DNS label, the pod name under Kubernetes): its
+    /// session ids start with it [default: the host name].
+    #[arg(long, value_name = "NAME", env = "MCPBOX_REPLICA")]
+    pub replica: Option<String>,
+    /// After SIGTERM or SIGINT, how long in-flight calls may finish before streams and
+    /// sessions close, in seconds; over `[http] shutdown_grace_seconds` [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    pub shutdown_grace: Option<u64>,
+    /// After SIGTERM, how long the listener still takes new requests while /readyz already
+    /// fails (for load balancers to notice), in seconds; over `[http] drain_delay_seconds`
+    /// [default: 0].
+    #[arg(long, value_name = "SECONDS")]
+    pub drain_delay: Option<u64>,
 }
 
 /// An address to listen on: `HOST:PORT` with an IP, `localhost:PORT`, or a bare `PORT` on

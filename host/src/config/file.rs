@@ -39,6 +39,20 @@ pub(crate) struct FileConfig {
     pub(crate) trust: FileTrust,
     #[serde(default)]
     pub(crate) registries: FileRegistries,
+    #[serde(default)]
+    pub(crate) store: FileStore,
+}
+
+/// `[store]`: the state a fleet's replicas share (docs/fleet.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileStore {
+    /// The Redis URL.
+    pub(crate) redis: Option<Spanned<String>>,
+    /// Prefix of every key and channel (default `mcpbox`).
+    pub(crate) prefix: Option<Spanned<String>>,
+    /// How long a replica's claim on its tasks lasts without renewal (default 30).
+    pub(crate) lease_seconds: Option<Spanned<u64>>,
 }
 
 /// `[auth]`: OAuth 2.1 access tokens on HTTP (docs/authorization.md).
@@ -195,6 +209,10 @@ pub(crate) struct FileHttp {
     pub(crate) tls_key: Option<PathBuf>,
     /// A TLS-terminating proxy stands in front of a plain HTTP listener.
     pub(crate) behind_tls_proxy: Option<bool>,
+    /// After a stop signal: how long in-flight calls may finish (default 10).
+    pub(crate) shutdown_grace_seconds: Option<Spanned<u64>>,
+    /// After a stop signal: how long new requests are still taken, readiness failing (default 0).
+    pub(crate) drain_delay_seconds: Option<Spanned<u64>>,
 }
 
 /// `[plugin.NAME]`: one plugin's names, limits and grants.

@@ -21,6 +21,10 @@ const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 /// hour keeps nothing alive.
 const HEARTBEAT_MS: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 
+/// How long in-flight calls may finish after a stop signal unless configured (Kubernetes
+/// waits 30 s before SIGKILL by default: room for a drain delay too).
+const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// Options of the HTTP transport.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -47,6 +51,10 @@ pub struct HttpOptions {
     pub legacy_sse: Option<LegacySsePaths>,
     /// How often open SSE streams get a keep-alive comment and WebSockets a ping; `None`: never.
     pub heartbeat: Option<Duration>,
+    /// After a stop signal: how long in-flight calls may finish.
+    pub shutdown_grace: Duration,
+    /// After a stop signal: how long new requests are still taken while readiness fails.
+    pub drain_delay: Duration,
 }
 
 /// The certificate chain and key of an HTTPS listener.
@@ -138,6 +146,26 @@ pub(super) fn http_options(
         ws_path,
         legacy_sse,
         heartbeat,
+        shutdown_grace: problems
+            .take(super::store::seconds(
+                file,
+                args.shutdown_grace,
+                "--shutdown-grace",
+                &section.shutdown_grace_seconds,
+                "shutdown_grace_seconds",
+                DEFAULT_SHUTDOWN_GRACE,
+            ))
+            .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        drain_delay: problems
+            .take(super::store::seconds(
+                file,
+                args.drain_delay,
+                "--drain-delay",
+                &section.drain_delay_seconds,
+                "drain_delay_seconds",
+                Duration::ZERO,
+            ))
+            .unwrap_or_default(),
     })
 }
 

@@ -8,7 +8,8 @@
 //! - `http`: the HTTP listener's options (`--http`, WebSocket, HTTP+SSE, heartbeats);
 //! - `auth`: `[auth]`, the OAuth resource server; `entitlements`: its `[[auth.entitlements]]`
 //!   and `[auth.limits]`;
-//! - `tasks`: the task deadline, retention and limits.
+//! - `tasks`: the task deadline, retention and limits;
+//! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name.
 
 mod args;
 mod auth;
@@ -17,6 +18,7 @@ mod file;
 mod http;
 mod plugin;
 mod problems;
+mod store;
 mod tasks;
 
 use std::path::{Path, PathBuf};
@@ -90,6 +92,10 @@ pub struct Settings {
     pub plugin_refs: Vec<OciRef>,
     /// How registry references are pinned and trusted.
     pub registry: RegistrySettings,
+    /// The store shared with the other replicas of a fleet; `None`: this process alone.
+    pub store: Option<crate::fleet::StoreOptions>,
+    /// This replica's name (session ids start with it).
+    pub replica: String,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -124,6 +130,8 @@ impl Settings {
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
         let http = http::http_options(&file, args, max_message_bytes, &mut problems);
+        let store = store::store_options(&file, args, &mut problems);
+        let replica = store::replica_name(args, &mut problems);
         problems.finish()?;
         let copy_on_write_mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
         let (engine, copy_on_write_reason) =
@@ -147,6 +155,8 @@ impl Settings {
             tasks,
             plugin_refs,
             registry,
+            store,
+            replica,
         })
     }
 }

@@ -15,6 +15,7 @@
 //!   that go on as tasks);
 //! - `auth`, `access`, `gate`: OAuth access tokens, what their principals may use, and where
 //!   the handler applies it;
+//! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
 
 mod access;
@@ -26,6 +27,7 @@ mod errors;
 mod events;
 mod gate;
 mod handler;
+mod health;
 mod lists;
 mod notify;
 mod paging;

@@ -10,10 +10,12 @@ use serde_json::Value;
 
 use super::access::Access;
 use super::convert;
+use super::health::Health;
 use super::request_state::StateKeys;
 use super::tasks::Tasks;
+use crate::config::Settings;
+use crate::fleet::Fleet;
 use crate::runtime::roots::{self, AllowedDir, Grant};
-use crate::runtime::tasks::TaskSettings;
 use crate::runtime::{Catalog, LiveCatalog};
 
 /// The static lists of one catalog as MCP types.
@@ -89,34 +91,38 @@ pub struct McpState {
     pub(crate) tasks: Arc<Tasks>,
     /// What authenticated principals may use (`[auth]`); `None`: no principals.
     pub(crate) access: Option<Access>,
+    /// Readiness, and the fleet this replica belongs to.
+    pub(crate) health: Health,
 }
 
 impl McpState {
-    /// Serves `live` with the operator's `allowed` directories; fails if the current plugins
-    /// cannot be described in MCP's types.
+    /// Serves `live` as `settings` say; `failed_plugins` of those it was given did not load.
+    /// Fails if the current plugins cannot be described in MCP's types.
     pub fn new(
         live: Arc<LiveCatalog>,
-        allowed: Vec<AllowedDir>,
-        page_size: usize,
+        settings: &Settings,
         watching: bool,
         state_keys: StateKeys,
-        tasks: TaskSettings,
-        oauth: Option<&crate::config::OAuthOptions>,
+        fleet: Option<Fleet>,
+        failed_plugins: usize,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
         let lists =
             Lists::of(&catalog, watching).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
+        let allowed = settings.roots.clone();
         let operator_grants = roots::operator_grants(&allowed).into();
+        let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
         Ok(Arc::new(McpState {
             live,
             allowed,
             operator_grants,
-            page_size: page_size.max(1),
+            page_size: settings.page_size.max(1),
             watching,
             lists: Mutex::new((Arc::downgrade(&catalog), Arc::new(lists))),
             state_keys,
-            tasks: Arc::new(Tasks::in_memory(tasks)?),
+            tasks: Arc::new(Tasks::new(settings.tasks, fleet.as_ref())?),
             access: oauth.map(Access::new),
+            health: Health::new(failed_plugins, fleet),
         }))
     }
 

@@ -4,9 +4,10 @@
 //! notifications. A request works on the catalog it started with: calls already running when
 //! a new one is swapped in finish on the old plugins.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use tokio::sync::broadcast;
+use sha2::{Digest, Sha256};
+use tokio::sync::{broadcast, mpsc};
 
 use crate::runtime::catalog::{Catalog, Entry};
 
@@ -31,12 +32,18 @@ pub enum Change {
 pub struct LiveCatalog {
     current: RwLock<Arc<Catalog>>,
     changes: broadcast::Sender<Change>,
+    /// Where this process's own changes also go (the other replicas of a fleet).
+    outbox: OnceLock<mpsc::UnboundedSender<Change>>,
 }
 
 impl LiveCatalog {
     /// Serves `catalog`.
     pub fn new(catalog: Catalog) -> Arc<LiveCatalog> {
-        Arc::new(LiveCatalog { current: RwLock::new(Arc::new(catalog)), changes: broadcast::channel(CHANGE_BACKLOG).0 })
+        Arc::new(LiveCatalog {
+            current: RwLock::new(Arc::new(catalog)),
+            changes: broadcast::channel(CHANGE_BACKLOG).0,
+            outbox: OnceLock::new(),
+        })
     }
 
     /// The catalog served now.
@@ -51,14 +58,50 @@ impl LiveCatalog {
         let changes = changes_between(&old, &new);
         tracing::info!(tools = new.tools().len(), prompts = new.prompts().len(), ?changes, "now serving");
         for change in &changes {
-            let _ = self.changes.send(change.clone());
+            self.local_and_fleet(change.clone());
         }
         changes
     }
 
     /// Announces that a plugin changed the resource at `uri`.
     pub fn resource_updated(&self, uri: String) {
-        let _ = self.changes.send(Change::ResourceUpdated(uri));
+        self.local_and_fleet(Change::ResourceUpdated(uri));
+    }
+
+    fn local_and_fleet(&self, change: Change) {
+        if let Some(outbox) = self.outbox.get() {
+            let _ = outbox.send(change.clone());
+        }
+        let _ = self.changes.send(change);
+    }
+
+    /// Sends this process's changes to `outbox` too, from now on (set once: a fleet's
+    /// replica forwards them to the others).
+    pub fn forward_to(&self, outbox: mpsc::UnboundedSender<Change>) {
+        let _ = self.outbox.set(outbox);
+    }
+
+    /// Tells this process's listeners of a change another replica made (not forwarded).
+    pub fn announce(&self, change: Change) {
+        let _ = self.changes.send(change);
+    }
+
+    /// A digest of what the current catalog serves (names and descriptors), to tell two
+    /// versions of a catalog apart across replicas.
+    pub fn fingerprint(&self) -> String {
+        let catalog = self.current();
+        let mut digest = Sha256::new();
+        for entry in catalog.tools() {
+            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
+        }
+        for entry in catalog.prompts() {
+            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
+        }
+        for entry in catalog.templates() {
+            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
+        }
+        digest.update(format!("{:?}", catalog.resource_sources()));
+        crate::hex::hex(&digest.finalize()[..16])
     }
 
     /// Changes from now on.

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::LEASE;
 use super::call::{Phase, Shared};
 use crate::mcp::client::{capability_name, client_question};
 use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, Question};
@@ -81,7 +80,8 @@ impl Shared {
 /// Delivers the task's inbox to its call (answers, cancellation) and renews the owner's lease,
 /// until the call ends.
 pub(super) async fn supervise(shared: Arc<Shared>, id: String) {
-    let mut renew = tokio::time::interval(LEASE / 3);
+    let lease = shared.tasks.lease;
+    let mut renew = tokio::time::interval(lease / 3);
     loop {
         tokio::select! {
             () = shared.cancel.cancelled() => return,
@@ -95,7 +95,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, id: String) {
                 shared.answered.notify_one();
             }
             _ = renew.tick() => {
-                let until = now_ms().saturating_add(millis(LEASE));
+                let until = now_ms().saturating_add(millis(lease));
                 if shared.change(&id, TaskChange::Lease(until)).await.is_err() {
                     return;
                 }

@@ -25,6 +25,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskResult, InputRequest, UpdateTaskParams};
 
 use super::client::fits_request;
+use crate::fleet::{Fleet, RedisTasks};
 use crate::mcp::auth::Principal;
 use crate::runtime::tasks::{
     MemoryStore, TaskRecord, TaskSettings, TaskState, TaskStore, TaskStoreError, millis, now_ms,
@@ -33,7 +34,8 @@ use crate::runtime::tasks::{
 /// How often clients are asked to poll (extensions/tasks §Task Polling: `pollIntervalMs`).
 const POLL_INTERVAL_MS: u64 = 500;
 
-/// How long an owner's lease lasts without renewal; renewed at a third of it.
+/// How long an owner's lease lasts without renewal in one process (a fleet's is configured);
+/// renewed at a third of it.
 const LEASE: Duration = Duration::from_secs(30);
 
 /// Random bytes in a task id: 256 bits, so ids cannot be guessed or enumerated
@@ -45,16 +47,28 @@ pub(crate) struct Tasks {
     store: Arc<dyn TaskStore>,
     /// This process, as the owner of the tasks it runs.
     owner: String,
+    /// How long its claim on a task lasts without renewal.
+    lease: Duration,
     pub(crate) settings: TaskSettings,
     random: SystemRandom,
 }
 
 impl Tasks {
-    /// Tasks kept in this process's memory.
-    pub(crate) fn in_memory(settings: TaskSettings) -> anyhow::Result<Tasks> {
+    /// Tasks kept in the fleet's store, or in this process's memory without one.
+    pub(crate) fn new(settings: TaskSettings, fleet: Option<&Fleet>) -> anyhow::Result<Tasks> {
         let random = SystemRandom::new();
-        let owner = random_id(&random).map_err(|_| anyhow::anyhow!("cannot name this process's tasks"))?;
-        Ok(Tasks { store: Arc::new(MemoryStore::new(settings.limits)), owner, settings, random })
+        let (store, owner, lease): (Arc<dyn TaskStore>, _, _) = match fleet {
+            Some(fleet) => {
+                let store = Arc::new(RedisTasks::new(fleet.clone(), settings.limits));
+                store.clone().sweep_orphans();
+                (store, fleet.owner().to_owned(), fleet.lease())
+            }
+            None => {
+                let owner = random_id(&random).map_err(|_| anyhow::anyhow!("cannot name this process's tasks"))?;
+                (Arc::new(MemoryStore::new(settings.limits)), owner, LEASE)
+            }
+        };
+        Ok(Tasks { store, owner, lease, settings, random })
     }
 
     /// Who a request acts for: a task is seen and answered only by requests of the principal
@@ -74,7 +88,7 @@ impl Tasks {
             id,
             principal: principal.to_owned(),
             owner: self.owner.clone(),
-            lease_until_ms: now.saturating_add(millis(LEASE)),
+            lease_until_ms: now.saturating_add(millis(self.lease)),
             created_ms: now,
             updated_ms: now,
             // Running up to its deadline, then kept for the retention: a finished task's time

@@ -5,7 +5,7 @@
 //! 405/406/415/400/404 and 413 on an oversized body; in front of it, the stateless requests
 //! that need only their response take a lean path of ours (`stateless.rs`). Beside it, on the
 //! same listener, the WebSocket transport (`websocket.rs`, at `/ws` unless turned off) and,
-//! when the operator turns it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz`
+//! when the operator turns it on, the 2024-11-05 HTTP+SSE transport (`legacy_sse.rs`). Every endpoint but `/healthz` and `/readyz`
 //! passes `guard.rs` first (Host, Origin, bearer token). We add the safety defaults (loopback,
 //! same-machine origins only), heartbeats on every SSE stream (`--heartbeat-ms`; a response
 //! slow to start becomes one, `early_stream.rs`),
@@ -13,14 +13,13 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -31,16 +30,13 @@ use super::early_stream;
 use super::guard::{self, Admission};
 use super::legacy_sse::{self, LegacySse};
 use super::precheck::Precheck;
+use super::sessions::ReplicaSessions;
 use super::stateless::Lean;
 use super::tls::Tls;
 use super::websocket::{self, Sockets};
 use crate::config::HttpOptions;
 use crate::mcp::auth::ResourceServer;
 use crate::mcp::{McpState, Session};
-
-/// How long in-flight requests may run on after a shutdown signal before their streams and
-/// sessions are closed.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Events kept per legacy SSE stream for resumption.
 const SSE_RESUME_EVENTS: usize = 64;
@@ -84,9 +80,10 @@ pub async fn serve(
         .with_cancellation_token(sessions_done.clone());
     // Each legacy SSE stream keeps its last 64 events for `Last-Event-ID` resumption (rmcp's
     // default is 16); idle sessions end after rmcp's 5 minutes.
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.channel_capacity = SSE_RESUME_EVENTS;
-    let sessions = Arc::new(sessions);
+    let mut in_memory = LocalSessionManager::default();
+    in_memory.session_config.channel_capacity = SSE_RESUME_EVENTS;
+    let replica = state.health.fleet().map(|fleet| fleet.name().to_owned());
+    let sessions = Arc::new(ReplicaSessions::new(in_memory, replica));
     let service = {
         let state = state.clone();
         StreamableHttpService::new(move || Ok(Session::new(state.clone())), sessions.clone(), config)
@@ -121,7 +118,8 @@ pub async fn serve(
     }
     let mut app = mcp
         .route_layer(middleware::from_fn_with_state(admission, guard::admit))
-        .route("/healthz", get(|| async { "ok\n" }));
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz).with_state(state.clone()));
     // Protected Resource Metadata is public: a client reads it to learn where to get a token.
     if let Some(oauth) = oauth {
         let document = oauth.metadata().to_string();
@@ -132,14 +130,21 @@ pub async fn serve(
         }
     }
 
+    // A stop signal fails readiness first; new requests are still taken for the drain delay
+    // (a load balancer notices), then none, and in-flight calls have the grace period.
     let graceful = {
-        let shutdown = shutdown.clone();
-        let sessions_done = sessions_done.clone();
+        let (shutdown, sessions_done, state) = (shutdown.clone(), sessions_done.clone(), state.clone());
+        let (drain_delay, grace) = (options.drain_delay, options.shutdown_grace);
         async move {
             shutdown.cancelled().await;
-            tracing::info!("shutting down: no new connections; in-flight calls have {SHUTDOWN_GRACE:?}");
+            state.health.drain();
+            if !drain_delay.is_zero() {
+                tracing::info!("shutting down: not ready; taking requests for {drain_delay:?} more");
+                tokio::time::sleep(drain_delay).await;
+            }
+            tracing::info!("shutting down: no new connections; in-flight calls have {grace:?}");
             tokio::spawn(async move {
-                tokio::time::sleep(SHUTDOWN_GRACE).await;
+                tokio::time::sleep(grace).await;
                 sessions_done.cancel();
             });
         }
@@ -178,7 +183,7 @@ pub async fn serve(
 /// lean path (`stateless.rs`), everything else on rmcp's service.
 struct StreamableHttp {
     lean: Lean,
-    rmcp: StreamableHttpService<Session, LocalSessionManager>,
+    rmcp: StreamableHttpService<Session, ReplicaSessions>,
     /// With `[auth]`: sessions bound to principals, entitlements and limits (`precheck.rs`).
     precheck: Option<Precheck>,
 }
@@ -197,6 +202,13 @@ async fn streamable_http(State(endpoint): State<Arc<StreamableHttp>>, request: R
         Some(precheck) => precheck.around(request, serve).await,
         None => serve(request).await,
     }
+}
+
+/// `/readyz`: 200 when this replica should get traffic, 503 with the reasons when not.
+async fn readyz(State(state): State<Arc<McpState>>) -> Response {
+    let (ready, body) = state.health.readiness().await;
+    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (status, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
 /// A DELETE that ended a session answers 204 rather than rmcp's 202: nothing is pending, and

@@ -12,6 +12,7 @@
 //!     Streamable HTTP requests;
 //!   - `tls`: HTTPS, its certificate reloaded when it changes;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
+//!   - `sessions`: legacy sessions named after their replica in a fleet;
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
 //! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
 
@@ -22,6 +23,7 @@ mod guard;
 pub mod http;
 mod legacy_sse;
 mod precheck;
+mod sessions;
 mod stateless;
 pub mod stdio;
 mod tls;

@@ -23,8 +23,8 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::sessions::ReplicaSessions;
 use crate::mcp::McpState;
 use crate::mcp::access::{self, Admitted, Kind, Verdict};
 use crate::mcp::auth::{Principal, ResourceServer};
@@ -38,7 +38,7 @@ pub(crate) struct Precheck {
     oauth: Arc<ResourceServer>,
     /// Which principal (its key) each legacy session belongs to.
     owners: Mutex<HashMap<String, String>>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<ReplicaSessions>,
     max_body_bytes: usize,
 }
 
@@ -46,7 +46,7 @@ impl Precheck {
     pub(crate) fn new(
         state: Arc<McpState>,
         oauth: Arc<ResourceServer>,
-        sessions: Arc<LocalSessionManager>,
+        sessions: Arc<ReplicaSessions>,
         max_body_bytes: usize,
     ) -> Precheck {
         Precheck { state, oauth, owners: Mutex::default(), sessions, max_body_bytes }

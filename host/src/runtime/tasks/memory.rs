@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::{Inbox, TaskChange, TaskLimits, TaskRecord, TaskState, TaskStore, TaskStoreError, millis, now_ms};
+use super::{Inbox, TaskChange, TaskEntry, TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 use crate::runtime::sandbox::BoxFuture;
 
 struct Entry {
-    record: TaskRecord,
-    inbox: Inbox,
+    task: TaskEntry,
     /// Wakes the owner waiting in `next_inbox`.
     wake: Arc<Notify>,
 }
@@ -37,14 +36,14 @@ impl MemoryStore {
 
 /// Drops the tasks past their time to live.
 fn sweep(tasks: &mut HashMap<String, Entry>, now: u64) {
-    tasks.retain(|_, entry| !entry.record.expired(now));
+    tasks.retain(|_, entry| !entry.task.record.expired(now));
 }
 
 /// Output kept by every task, and by `principal`'s, leaving out task `except`.
 fn retained(tasks: &HashMap<String, Entry>, principal: &str, except: &str) -> (usize, usize) {
-    tasks.values().filter(|e| e.record.id != except).fold((0, 0), |(all, own), e| {
-        let bytes = e.record.state.retained();
-        (all + bytes, own + if e.record.principal == principal { bytes } else { 0 })
+    tasks.values().filter(|e| e.task.record.id != except).fold((0, 0), |(all, own), e| {
+        let bytes = e.task.record.state.retained();
+        (all + bytes, own + if e.task.record.principal == principal { bytes } else { 0 })
     })
 }
 
@@ -56,7 +55,7 @@ fn visible<'a>(
     now: u64,
 ) -> Result<&'a mut Entry, TaskStoreError> {
     match tasks.get_mut(id) {
-        Some(entry) if entry.record.principal == principal && !entry.record.expired(now) => Ok(entry),
+        Some(entry) if entry.task.visible_to(principal, now) => Ok(entry),
         _ => Err(TaskStoreError::NotFound),
     }
 }
@@ -65,88 +64,32 @@ impl MemoryStore {
     fn create_now(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
         let mut tasks = self.tasks();
         sweep(&mut tasks, now_ms());
-        if tasks.len() >= self.limits.max_tasks {
-            return Err(TaskStoreError::TooMany(format!(
-                "the server holds its limit of {} tasks",
-                self.limits.max_tasks
-            )));
-        }
-        let own = tasks.values().filter(|e| e.record.principal == record.principal).count();
-        if own >= self.limits.max_tasks_per_principal {
-            return Err(TaskStoreError::TooMany(format!(
-                "this client holds its limit of {} tasks",
-                self.limits.max_tasks_per_principal
-            )));
-        }
-        let entry = Entry { record: record.clone(), inbox: Inbox::default(), wake: Arc::default() };
-        tasks.insert(record.id, entry);
+        let own = tasks.values().filter(|e| e.task.record.principal == record.principal).count();
+        self.limits.check_count(tasks.len(), own)?;
+        tasks.insert(record.id.clone(), Entry { task: TaskEntry::new(record), wake: Arc::default() });
         Ok(())
     }
 
     fn get_now(&self, id: &str, principal: &str) -> Result<TaskRecord, TaskStoreError> {
         let now = now_ms();
         let mut tasks = self.tasks();
-        let entry = visible(&mut tasks, id, principal, now)?;
-        let mut record = entry.record.clone();
-        // A running task whose owner stopped renewing its lease will never finish.
-        if !record.state.is_terminal() && now > record.lease_until_ms {
-            record.state = TaskState::Failed(lost_owner());
-            record.status_message = Some("the process running this task stopped".to_owned());
-        }
-        Ok(record)
+        Ok(visible(&mut tasks, id, principal, now)?.task.view(now))
     }
 
     fn change_now(&self, id: &str, owner: &str, change: TaskChange) -> Result<(), TaskStoreError> {
         let now = now_ms();
         let mut tasks = self.tasks();
-        let (principal, terminal) = match tasks.get(id) {
-            Some(entry) if entry.record.owner == owner => {
-                (entry.record.principal.clone(), entry.record.state.is_terminal())
-            }
-            Some(_) => return Err(TaskStoreError::NotOwner),
-            None => return Err(TaskStoreError::NotFound),
-        };
-        if terminal {
-            // A finished task keeps what it finished with (a late progress report, a cancel
-            // that lost the race).
+        let Some(entry) = tasks.get(id) else { return Err(TaskStoreError::NotFound) };
+        if !entry.task.changeable_by(owner)? {
             return Ok(());
         }
         if let TaskChange::State { state, .. } = &change {
-            let (all, own) = retained(&tasks, &principal, id);
-            let bytes = state.retained();
-            if own + bytes > self.limits.max_output_bytes_per_principal {
-                return Err(TaskStoreError::OutputLimit(format!(
-                    "{bytes} bytes would exceed the {} bytes one client's tasks may keep",
-                    self.limits.max_output_bytes_per_principal
-                )));
-            }
-            if all + bytes > self.limits.max_output_bytes {
-                return Err(TaskStoreError::OutputLimit(format!(
-                    "{bytes} bytes would exceed the {} bytes all tasks may keep",
-                    self.limits.max_output_bytes
-                )));
-            }
+            let (all, own) = retained(&tasks, &entry.task.record.principal, id);
+            self.limits.check_output(state.retained(), all, own)?;
         }
-        let Some(entry) = tasks.get_mut(id) else { return Err(TaskStoreError::NotFound) };
-        let record = &mut entry.record;
-        match change {
-            TaskChange::Message(message) => record.status_message = Some(message),
-            TaskChange::State { state, retain, message } => {
-                if state.is_terminal() {
-                    // Kept `retain` from now: the time to live grows by what the call took.
-                    record.ttl_ms = now.saturating_sub(record.created_ms).saturating_add(millis(retain));
-                }
-                if message.is_some() {
-                    record.status_message = message;
-                }
-                record.state = state;
-            }
-            TaskChange::Lease(until) => {
-                record.lease_until_ms = until;
-                return Ok(());
-            }
+        if let Some(entry) = tasks.get_mut(id) {
+            entry.task.apply(change, now);
         }
-        record.updated_ms = now;
         Ok(())
     }
 
@@ -154,19 +97,7 @@ impl MemoryStore {
         let now = now_ms();
         let mut tasks = self.tasks();
         let entry = visible(&mut tasks, id, principal, now)?;
-        let TaskState::InputRequired(outstanding) = &mut entry.record.state else { return Ok(()) };
-        let mut delivered = false;
-        for (key, answer) in answers {
-            if outstanding.remove(&key).is_some() {
-                entry.inbox.answers.insert(key, answer);
-                delivered = true;
-            }
-        }
-        if delivered {
-            if outstanding.is_empty() {
-                entry.record.state = TaskState::Working;
-            }
-            entry.record.updated_ms = now;
+        if entry.task.deliver(answers, now) {
             entry.wake.notify_one();
         }
         Ok(())
@@ -175,8 +106,7 @@ impl MemoryStore {
     fn cancel_now(&self, id: &str, principal: &str) -> Result<(), TaskStoreError> {
         let mut tasks = self.tasks();
         let entry = visible(&mut tasks, id, principal, now_ms())?;
-        if !entry.record.state.is_terminal() {
-            entry.inbox.cancel = true;
+        if entry.task.cancel() {
             entry.wake.notify_one();
         }
         Ok(())
@@ -185,24 +115,9 @@ impl MemoryStore {
     /// The inbox's content if it holds any, else what wakes its owner.
     fn take_inbox(&self, id: &str, owner: &str) -> Result<Result<Inbox, Arc<Notify>>, TaskStoreError> {
         let mut tasks = self.tasks();
-        let entry = match tasks.get_mut(id) {
-            Some(entry) if entry.record.owner == owner => entry,
-            Some(_) => return Err(TaskStoreError::NotOwner),
-            None => return Err(TaskStoreError::NotFound),
-        };
-        if entry.inbox == Inbox::default() {
-            return Ok(Err(entry.wake.clone()));
-        }
-        Ok(Ok(std::mem::take(&mut entry.inbox)))
+        let Some(entry) = tasks.get_mut(id) else { return Err(TaskStoreError::NotFound) };
+        Ok(entry.task.take_inbox(owner)?.ok_or_else(|| entry.wake.clone()))
     }
-}
-
-/// The JSON-RPC error of a task whose owner is gone.
-fn lost_owner() -> Map<String, Value> {
-    let mut error = Map::new();
-    error.insert("code".to_owned(), (-32603).into());
-    error.insert("message".to_owned(), "the process running this task stopped before it finished".into());
-    error
 }
 
 impl TaskStore for MemoryStore {
@@ -257,6 +172,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::runtime::tasks::TaskState;
 
     fn record(id: &str, principal: &str) -> TaskRecord {
         let now = now_ms();

@@ -6,24 +6,29 @@
 //! running its call) holding a *lease* it renews; the owner alone changes the task's state,
 //! while input and cancellation may arrive at any process and are delivered to the owner's
 //! inbox. A task whose owner stopped renewing reads as failed. The in-memory store
-//! (`memory.rs`) is the one backend today; a shared one (Redis, for scale-out) implements the
-//! same trait.
+//! (`memory.rs`) serves one process; the shared one (Redis, `crate::fleet`) implements the same
+//! trait for replicas.
 //!
+//! - `entry`: a task and its owner's inbox, and the rules of how they change (both stores);
 //! - `memory`: the in-process store, with its limits and expiry.
 
+mod entry;
 mod memory;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use entry::TaskEntry;
 pub use memory::MemoryStore;
 
 use crate::runtime::sandbox::BoxFuture;
 
 /// What a task is doing, with what the client reads in each state (JSON, as the protocol
 /// layer made it: the runtime never interprets it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", content = "data", rename_all = "snake_case")]
 pub enum TaskState {
     /// The call runs.
     Working,
@@ -44,7 +49,7 @@ impl TaskState {
     }
 
     /// The bytes of output this state keeps (what counts against the retained-output limits).
-    fn retained(&self) -> usize {
+    pub fn retained(&self) -> usize {
         match self {
             TaskState::InputRequired(map) | TaskState::Completed(map) | TaskState::Failed(map) => {
                 crate::runtime::budget::wire_len(map)
@@ -55,7 +60,7 @@ impl TaskState {
 }
 
 /// One task as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// Unguessable: whoever knows it may read the task (within its principal).
     pub id: String,
@@ -79,13 +84,13 @@ pub struct TaskRecord {
 
 impl TaskRecord {
     /// Whether it is past its time to live at `now_ms`.
-    fn expired(&self, now_ms: u64) -> bool {
+    pub fn expired(&self, now_ms: u64) -> bool {
         now_ms >= self.created_ms.saturating_add(self.ttl_ms)
     }
 }
 
 /// What arrived for a task's owner since it last looked.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Inbox {
     /// Answers to outstanding questions, by key.
     pub answers: Map<String, Value>,
@@ -126,6 +131,9 @@ pub enum TaskStoreError {
     /// Only the owner changes a task, and this process is not (or no longer) its owner.
     #[error("task is owned by another process")]
     NotOwner,
+    /// The store did not answer (a shared store out of reach).
+    #[error("the task store is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// How many tasks, and how much of their output, the store holds.
@@ -139,6 +147,59 @@ pub struct TaskLimits {
     pub max_output_bytes: usize,
     /// Output held at once by one principal.
     pub max_output_bytes_per_principal: usize,
+}
+
+/// Which of a pair of limits (the whole server's, one principal's) a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Over {
+    /// The whole server's.
+    All,
+    /// One principal's.
+    Own,
+}
+
+impl TaskLimits {
+    /// Whether one more task fits, given how many are held (`all`) and by its principal (`own`).
+    pub fn check_count(&self, all: usize, own: usize) -> Result<(), TaskStoreError> {
+        if all >= self.max_tasks {
+            return Err(self.count_refusal(Over::All));
+        }
+        if own >= self.max_tasks_per_principal {
+            return Err(self.count_refusal(Over::Own));
+        }
+        Ok(())
+    }
+
+    /// Whether keeping `bytes` more stays within the limits, given what the other tasks keep
+    /// (`all`) and the principal's other tasks (`own`).
+    pub fn check_output(&self, bytes: usize, all: usize, own: usize) -> Result<(), TaskStoreError> {
+        if own + bytes > self.max_output_bytes_per_principal {
+            return Err(self.output_refusal(bytes, Over::Own));
+        }
+        if all + bytes > self.max_output_bytes {
+            return Err(self.output_refusal(bytes, Over::All));
+        }
+        Ok(())
+    }
+
+    /// The refusal of a task over the count limit `over`.
+    pub fn count_refusal(&self, over: Over) -> TaskStoreError {
+        TaskStoreError::TooMany(match over {
+            Over::All => format!("the server holds its limit of {} tasks", self.max_tasks),
+            Over::Own => format!("this client holds its limit of {} tasks", self.max_tasks_per_principal),
+        })
+    }
+
+    /// The refusal of `bytes` of output over the limit `over`.
+    pub fn output_refusal(&self, bytes: usize, over: Over) -> TaskStoreError {
+        TaskStoreError::OutputLimit(match over {
+            Over::All => format!("{bytes} bytes would exceed the {} bytes all tasks may keep", self.max_output_bytes),
+            Over::Own => format!(
+                "{bytes} bytes would exceed the {} bytes one client's tasks may keep",
+                self.max_output_bytes_per_principal
+            ),
+        })
+    }
 }
 
 impl Default for TaskLimits {

@@ -1,0 +1,182 @@
+//! A replica's death and a replica's orderly stop (issue 20). One of three replicas is killed
+//! with SIGKILL in the middle of a load run: every request gets a final answer (a result, or
+//! an error the client retries), every retried call succeeds, every task reaches a terminal
+//! state every surviving replica shows, every update published before the kill reached the
+//! listeners on the survivors, and once the leases expire the store holds nothing of the dead
+//! replica. SIGTERM fails readiness first and lets the calls in flight finish.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use crate::fleet::{Fleet, call, listen, request, task, wait_task, write};
+
+/// A call through the load balancer (40 ms long, so that some are in flight on the replica
+/// that dies), retried on what a client retries (the connection, a
+/// 502/503 of the load balancer) up to 20 times: how many attempts it took, and the answer.
+async fn retried_call(url: &str, n: usize) -> (usize, Result<Value, String>) {
+    let mut last = String::new();
+    for attempt in 1..=20 {
+        let params = json!({ "name": "chaos.sleep", "arguments": { "ms": 40 + n % 2 } });
+        match request(url, "tools/call", Some("chaos.sleep"), params).await {
+            Ok((message, _)) => return (attempt, Ok(message)),
+            Err(error) => last = error,
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (20, Err(last))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_under_load_loses_nothing() {
+    let fleet = Fleet::up();
+    let (_, ready) = fleet.readyz(3).await;
+    let dead = ready["replica"].as_str().unwrap().to_owned();
+
+    // Listeners on the replicas that will survive; tasks on the one that will not (60 s: it
+    // dies first) and on a survivor (1 s).
+    let uri = format!("file:///roots/{}/news.txt", fleet.files.path().file_name().unwrap().to_str().unwrap());
+    let filter = || json!({ "resourceSubscriptions": [uri] });
+    let mut listeners = [listen(&fleet.replica(1), filter()).await, listen(&fleet.replica(2), filter()).await];
+    let mut doomed = Vec::new();
+    for _ in 0..3 {
+        let created = call(&fleet.replica(3), "slow_compute", json!({ "seconds": 60 })).await;
+        doomed.push(created["taskId"].as_str().expect("a task").to_owned());
+    }
+    let survivor = call(&fleet.replica(1), "slow_compute", json!({ "seconds": 1 })).await;
+    let survivor = survivor["taskId"].as_str().expect("a task").to_owned();
+    // Updates published through the doomed replica before it dies.
+    for n in 0..5 {
+        write(&fleet, &fleet.replica(3), "news.txt", &n.to_string()).await;
+    }
+
+    // Load: four clients calling through the load balancer; r3 killed a second in.
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = Vec::new();
+    for client in 0..4 {
+        let (url, stop) = (fleet.lb(), stop.clone());
+        clients.push(tokio::spawn(async move {
+            let mut outcomes = Vec::new();
+            let mut n = client * 100_000;
+            while !stop.load(Ordering::Relaxed) {
+                outcomes.push((Instant::now(), retried_call(&url, n).await));
+                n += 1;
+            }
+            outcomes
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let killed_at = Instant::now();
+    fleet.kill(3);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let (mut calls, mut retried, mut last_retry) = (0, 0, None);
+    for client in clients {
+        for (at, (attempts, answer)) in client.await.unwrap() {
+            calls += 1;
+            let answer = answer.unwrap_or_else(|e| panic!("a call never succeeded: {e}\n{}", fleet.logs()));
+            assert!(answer.get("error").is_none(), "a survivor refused a call: {answer}");
+            assert_eq!(text(&answer["result"]), "slept", "{answer}");
+            if attempts > 1 {
+                retried += 1;
+                last_retry = Some(at.max(killed_at) - killed_at);
+            }
+        }
+    }
+    assert!(calls > 20, "the load ran: {calls} calls");
+    eprintln!(
+        "fleet kill: {calls} calls, {retried} retried, the last retried call started {last_retry:?} after the kill"
+    );
+
+    // Every update published before the kill reached both survivors' listeners.
+    for listener in &mut listeners {
+        let mut heard = 0;
+        while heard < 5 {
+            let update = tokio::time::timeout(Duration::from_secs(5), listener.recv())
+                .await
+                .unwrap_or_else(|_| panic!("a listener heard {heard} of 5 updates"))
+                .unwrap();
+            if update["method"] == "notifications/resources/updated" {
+                assert_eq!(update["params"]["uri"], uri.as_str());
+                heard += 1;
+            }
+        }
+    }
+
+    // The dead replica's tasks read as failed once its lease (3 s) ran out, on every survivor;
+    // the survivor's task completed.
+    for id in &doomed {
+        let failed = wait_task(&fleet.replica(1), id, |t| t["status"] == "failed").await;
+        assert_eq!(failed["status"], "failed", "{failed}");
+        assert_eq!(task(&fleet.replica(2), id).await["status"], "failed");
+    }
+    let done = wait_task(&fleet.replica(2), &survivor, |t| t["status"] == "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(task(&fleet.replica(1), &survivor).await["status"], "completed");
+
+    // Nothing in the store names the dead replica: no presence, no inbox subscription, no
+    // task it owns.
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let keys = fleet.redis(&["--scan"]);
+        let channels = fleet.redis(&["pubsub", "channels"]);
+        let mut naming: Vec<String> = keys.lines().filter(|k| k.contains(&dead)).map(str::to_owned).collect();
+        naming.extend(channels.lines().filter(|c| c.contains(&dead)).map(str::to_owned));
+        for key in keys.lines().filter(|k| k.contains(":task:")) {
+            if fleet.redis(&["hget", key, "doc"]).contains(&dead) {
+                naming.push(key.to_owned());
+            }
+        }
+        if naming.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < end, "the store still names the dead replica {dead}: {naming:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // The survivors still serve.
+    let (message, _) =
+        request(&fleet.lb(), "tools/call", Some("greet"), json!({ "name": "greet", "arguments": { "name": "end" } }))
+            .await
+            .unwrap();
+    assert_eq!(text(&message["result"]), "Hello, end!");
+}
+
+#[tokio::test]
+async fn sigterm_fails_readiness_first_and_lets_calls_in_flight_finish() {
+    let (server, url) = Server::start_http(&[fixture("chaos").as_os_str(), "--drain-delay".as_ref(), "1".as_ref()]);
+    let readyz = url.replace("/mcp", "/readyz");
+    assert_eq!(http_client().get(&readyz).send().await.unwrap().status(), 200);
+    let sleep = |ms: u64| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            request(
+                &url,
+                "tools/call",
+                Some("chaos.sleep"),
+                json!({ "name": "chaos.sleep", "arguments": { "ms": ms } }),
+            )
+            .await
+        })
+    };
+    let slow = sleep(2500);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let terminated = Instant::now();
+    assert!(std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap().success());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let response = http_client().get(&readyz).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["reasons"][0], "shutting down", "{body}");
+    // Within the drain delay a new request is still served.
+    let quick = sleep(10).await.unwrap().unwrap();
+    assert_eq!(text(&quick.0["result"]), "slept", "{quick:?}");
+    // The call in flight finishes; the process ends after it.
+    let (finished, _) = slow.await.unwrap().unwrap();
+    assert_eq!(text(&finished["result"]), "slept", "{finished}");
+    let mut server = server;
+    assert!(server.wait_exit(Duration::from_secs(5)).is_some(), "the server did not stop after draining");
+    assert!(terminated.elapsed() >= Duration::from_secs(2), "it waited for the call in flight");
+}
