@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # A fleet of mcpbox replicas on this machine, all on loopback: Redis (the shared store), N
-# replicas, HAProxy in front (deploy/haproxy/mcpbox.cfg). The fleet test runs it; so can a
-# person:
+# replicas, HAProxy in front (deploy/haproxy/mcpbox.cfg) and, beside it, nginx routing sessions
+# by their id (deploy/nginx/mcpbox.conf). The fleet test runs it; so can a person:
 #
 #   scripts/fleet.sh up DIR [N] -- SERVE_ARGS...   start (N = 3), wait until every replica is
 #                                                 ready; print the load balancer's MCP URL
 #   scripts/fleet.sh kill DIR I                   SIGKILL replica I (1-based)
 #   scripts/fleet.sh down DIR                     stop everything
 #
-# DIR/fleet.env says where everything is (REDIS_PORT, LB_PORT, REPLICA_<i>_PORT, ..._PID).
+# DIR/fleet.env says where everything is (REDIS_PORT, LB_PORT, NGINX_PORT, REPLICA_<i>_PORT,
+# ..._PID).
 # The replicas run $MCPBOX (default: `mcpbox` on PATH, else target/release/mcpbox) with SERVE_ARGS, sharing DIR/state-keys
 # (made once) and a lease of $FLEET_LEASE seconds (default 3, short for tests).
 set -euo pipefail
@@ -72,7 +73,7 @@ up)
     sleep 0.05
   done
   [ -s "$dir/state-keys" ] || head -c 32 /dev/urandom | base64 > "$dir/state-keys"
-  servers=""
+  servers="" any="" ports=()
   for i in $(seq "$replicas"); do
     port=$(free_port)
     MCPBOX_LOG=${MCPBOX_LOG:-info,rmcp=warn} "$mcpbox" serve --http "127.0.0.1:$port" --replica "r$i" \
@@ -81,6 +82,8 @@ up)
     echo "REPLICA_${i}_PORT=$port" >> "$dir/fleet.env"
     echo "REPLICA_${i}_PID=$!" >> "$dir/fleet.env"
     servers+="    server r$i 127.0.0.1:$port check"$'\n'
+    any+="    server 127.0.0.1:$port;"$'\n'
+    ports+=("$port")
   done
   for i in $(seq "$replicas"); do
     port=$(sed -n "s/^REPLICA_${i}_PORT=//p" "$dir/fleet.env")
@@ -96,6 +99,42 @@ PY
   echo "LB_PORT=$lb_port" >> "$dir/fleet.env"
   echo "LB_PID=$!" >> "$dir/fleet.env"
   wait_ok "http://127.0.0.1:$lb_port/readyz"
+  # nginx, routing sessions by the replica their id names.
+  nginx=$("$root/scripts/setup-proxy.sh")
+  nginx_port=$(free_port)
+  replicas_conf=""
+  for i in $(seq "$replicas"); do
+    line="upstream r$i { server 127.0.0.1:${ports[$((i - 1))]};"
+    for j in $(seq "$replicas"); do
+      [ "$j" = "$i" ] || line+=" server 127.0.0.1:${ports[$((j - 1))]} backup;"
+    done
+    replicas_conf+="$line }"$'\n'
+  done
+  mkdir -p "$dir/nginx"
+  python3 - "$root/deploy/nginx/mcpbox.conf" "$dir/nginx/mcpbox.conf" "127.0.0.1:$nginx_port" "$any" "$replicas_conf" <<'PY'
+import sys
+text = open(sys.argv[1]).read().replace("@LISTEN@", sys.argv[3]).replace("@ANY@", sys.argv[4])
+open(sys.argv[2], "w").write(text.replace("@REPLICAS@\n", sys.argv[5]))
+PY
+  cat > "$dir/nginx/nginx.conf" <<NGINX
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/error.log;
+daemon off;
+events {}
+http {
+    access_log off;
+    client_body_temp_path $dir/nginx;
+    proxy_temp_path $dir/nginx;
+    fastcgi_temp_path $dir/nginx;
+    uwsgi_temp_path $dir/nginx;
+    scgi_temp_path $dir/nginx;
+    include $dir/nginx/mcpbox.conf;
+}
+NGINX
+  "$nginx" -c "$dir/nginx/nginx.conf" -p "$dir/nginx" > "$dir/nginx/out.log" 2>&1 &
+  echo "NGINX_PORT=$nginx_port" >> "$dir/fleet.env"
+  echo "NGINX_PID=$!" >> "$dir/fleet.env"
+  wait_ok "http://127.0.0.1:$nginx_port/readyz"
   # Every replica up in HAProxy's eyes (its checks run every 500 ms, two to rise).
   sleep 1.2
   echo "http://127.0.0.1:$lb_port/mcp"
@@ -108,7 +147,7 @@ kill)
 down)
   [ -f "$dir/fleet.env" ] || exit 0
   # The load balancer first, then the replicas, the store last.
-  for key in LB_PID $(grep -o '^REPLICA_[0-9]*_PID' "$dir/fleet.env") REDIS_PID; do
+  for key in LB_PID NGINX_PID $(grep -o '^REPLICA_[0-9]*_PID' "$dir/fleet.env") REDIS_PID; do
     pid=$(sed -n "s/^$key=//p" "$dir/fleet.env")
     [ -n "$pid" ] && stop_pid "$pid"
   done

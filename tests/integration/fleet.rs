@@ -68,6 +68,18 @@ impl Fleet {
         format!("http://127.0.0.1:{}/mcp", self.env["LB_PORT"])
     }
 
+    /// nginx's MCP endpoint (routing sessions by their id).
+    pub(crate) fn nginx(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.env["NGINX_PORT"])
+    }
+
+    /// The replica an `X-Served-By` names: HAProxy gives its name, nginx its address.
+    pub(crate) fn name_of(&self, served_by: &str) -> String {
+        (1..=3)
+            .find(|i| served_by == format!("127.0.0.1:{}", self.env[&format!("REPLICA_{i}_PORT")]))
+            .map_or_else(|| served_by.to_owned(), |i| format!("r{i}"))
+    }
+
     /// Replica `i`'s own endpoint (1-based), bypassing the load balancer.
     pub(crate) fn replica(&self, i: usize) -> String {
         format!("http://127.0.0.1:{}/mcp", self.env[&format!("REPLICA_{i}_PORT")])
@@ -97,6 +109,13 @@ impl Fleet {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// Stops the store (its process), the replicas staying up.
+    pub(crate) fn stop_store(&self) {
+        let status = Command::new("kill").arg(&self.env["REDIS_PID"]).status().unwrap();
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(300));
     }
 
     /// `redis-cli ARGS` against the fleet's store, its output.
@@ -356,24 +375,42 @@ async fn replicas_share_tasks_rounds_and_updates_and_legacy_sessions_stay_on_the
     let changed = tokio::time::timeout(Duration::from_secs(10), lists.recv()).await.expect("no list change reached r1");
     assert_eq!(changed.unwrap()["method"], "notifications/tools/list_changed");
 
-    // A legacy session through the load balancer: every request lands on its replica, whose
-    // name starts the session id.
+    // A legacy session through either load balancer: every request lands on its replica,
+    // whose name starts the session id (HAProxy learned it from the response, nginx reads it).
+    for balancer in [fleet.lb(), fleet.nginx()] {
+        let (session, home) = open_session(&balancer).await;
+        assert!(session.starts_with(&format!("{home}.")), "{session} names its replica {home}");
+        for n in 1..=6 {
+            let (status, by) = session_call(&balancer, &session, n).await;
+            assert_eq!(status, 200, "request {n} of the session through {balancer}: {}", fleet.logs());
+            assert_eq!(fleet.name_of(&by), home, "request {n} of the session through {balancer}");
+        }
+    }
+}
+
+/// Opens a legacy session through `balancer`: its id and the replica (by name) that holds it.
+pub(crate) async fn open_session(balancer: &str) -> (String, String) {
     let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "fleet", "version": "1" } } });
-    let response = crate::http::post(&fleet.lb(), &init, &[]).await;
+    let response = crate::http::post(balancer, &init, &[]).await;
     let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let home = response.headers()["x-served-by"].to_str().unwrap().to_owned();
-    assert!(session.starts_with(&format!("{home}.")), "{session} names its replica {home}");
+    let home = session.split('.').next().unwrap().to_owned();
     let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
-    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
-    crate::http::post(&fleet.lb(), &initialized, &headers).await;
-    for n in 1..=6 {
-        let body = json!({ "jsonrpc": "2.0", "id": n, "method": "tools/call",
-            "params": { "name": "greet", "arguments": { "name": "s" } } });
-        let response = crate::http::post(&fleet.lb(), &body, &headers).await;
-        assert_eq!(response.status(), 200, "request {n} of the session: {}", fleet.logs());
-        assert_eq!(response.headers()["x-served-by"].to_str().unwrap(), home);
+    crate::http::post(balancer, &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }), &headers).await;
+    (session, home)
+}
+
+/// A `tools/call` in `session` through `balancer`: the status, and its `X-Served-By`.
+pub(crate) async fn session_call(balancer: &str, session: &str, n: u64) -> (u16, String) {
+    let headers = [("mcp-session-id", session), ("mcp-protocol-version", "2025-11-25")];
+    let body = json!({ "jsonrpc": "2.0", "id": n, "method": "tools/call",
+        "params": { "name": "greet", "arguments": { "name": "s" } } });
+    let response = crate::http::post(balancer, &body, &headers).await;
+    let status = response.status().as_u16();
+    let by = response.headers().get("x-served-by").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    if status == 200 {
         let answer = crate::http::messages(response).await.pop().unwrap();
         assert_eq!(text(&answer["result"]), "Hello, s!");
     }
+    (status, by)
 }

@@ -3,7 +3,8 @@
 //! an error the client retries), every retried call succeeds, every task reaches a terminal
 //! state every surviving replica shows, every update published before the kill reached the
 //! listeners on the survivors, and once the leases expire the store holds nothing of the dead
-//! replica. SIGTERM fails readiness first and lets the calls in flight finish.
+//! replica; its legacy session answers 404 through either load balancer. SIGTERM fails readiness
+//! first and lets the calls in flight finish.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::fleet::{Fleet, call, listen, request, task, wait_task, write};
+use crate::fleet::{Fleet, call, listen, open_session, request, session_call, task, wait_task, write};
 
 /// A call through the load balancer (40 ms long, so that some are in flight on the replica
 /// that dies), retried on what a client retries (the connection, a
@@ -48,6 +49,16 @@ async fn a_replica_killed_under_load_loses_nothing() {
     }
     let survivor = call(&fleet.replica(1), "slow_compute", json!({ "seconds": 1 })).await;
     let survivor = survivor["taskId"].as_str().expect("a task").to_owned();
+    // A legacy session on the doomed replica (initialized until the load balancer puts one there).
+    let mut doomed_session = String::new();
+    for _ in 0..12 {
+        let (session, home) = open_session(&fleet.lb()).await;
+        if home == "r3" {
+            doomed_session = session;
+            break;
+        }
+    }
+    assert!(!doomed_session.is_empty(), "no session landed on r3 in 12 tries");
     // Updates published through the doomed replica before it dies.
     for n in 0..5 {
         write(&fleet, &fleet.replica(3), "news.txt", &n.to_string()).await;
@@ -62,7 +73,9 @@ async fn a_replica_killed_under_load_loses_nothing() {
             let mut outcomes = Vec::new();
             let mut n = client * 100_000;
             while !stop.load(Ordering::Relaxed) {
-                outcomes.push((Instant::now(), retried_call(&url, n).await));
+                let started = Instant::now();
+                let outcome = retried_call(&url, n).await;
+                outcomes.push((started, started.elapsed(), outcome));
                 n += 1;
             }
             outcomes
@@ -73,9 +86,9 @@ async fn a_replica_killed_under_load_loses_nothing() {
     fleet.kill(3);
     tokio::time::sleep(Duration::from_millis(2500)).await;
     stop.store(true, Ordering::Relaxed);
-    let (mut calls, mut retried, mut last_retry) = (0, 0, None);
+    let (mut calls, mut retried, mut last_retry, mut slowest_retried) = (0, 0, None, Duration::ZERO);
     for client in clients {
-        for (at, (attempts, answer)) in client.await.unwrap() {
+        for (at, took, (attempts, answer)) in client.await.unwrap() {
             calls += 1;
             let answer = answer.unwrap_or_else(|e| panic!("a call never succeeded: {e}\n{}", fleet.logs()));
             assert!(answer.get("error").is_none(), "a survivor refused a call: {answer}");
@@ -83,12 +96,14 @@ async fn a_replica_killed_under_load_loses_nothing() {
             if attempts > 1 {
                 retried += 1;
                 last_retry = Some(at.max(killed_at) - killed_at);
+                slowest_retried = slowest_retried.max(took);
             }
         }
     }
     assert!(calls > 20, "the load ran: {calls} calls");
     eprintln!(
-        "fleet kill: {calls} calls, {retried} retried, the last retried call started {last_retry:?} after the kill"
+        "fleet kill: {calls} calls, {retried} retried (the slowest took {slowest_retried:?} with its retries), \
+         the last retried call started {last_retry:?} after the kill"
     );
 
     // Every update published before the kill reached both survivors' listeners.
@@ -142,6 +157,18 @@ async fn a_replica_killed_under_load_loses_nothing() {
             .await
             .unwrap();
     assert_eq!(text(&message["result"]), "Hello, end!");
+
+    // The dead replica's session is unknown to the survivors: 404 through either load balancer,
+    // and the client initializes again.
+    for balancer in [fleet.lb(), fleet.nginx()] {
+        assert_eq!(session_call(&balancer, &doomed_session, 1).await.0, 404, "through {balancer}");
+    }
+
+    // Without the store, a replica is not ready (and says why).
+    fleet.stop_store();
+    let (status, ready) = fleet.readyz(1).await;
+    assert_eq!(status, 503, "{ready}");
+    assert!(ready["reasons"][0].as_str().unwrap().starts_with("the store"), "{ready}");
 }
 
 #[tokio::test]
