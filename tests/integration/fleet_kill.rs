@@ -151,6 +151,12 @@ async fn a_replica_killed_under_load_loses_nothing() {
         assert!(Instant::now() < end, "the store still names the dead replica {dead}: {naming:?}");
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    // Everything the store holds expires (but the one key naming the catalogue last announced).
+    for key in fleet.redis(&["--scan"]).lines().filter(|key| *key != "mcpbox:catalog") {
+        let ttl: i64 = fleet.redis(&["pttl", key]).trim().parse().unwrap();
+        assert!(ttl > 0, "{key} never expires ({ttl})");
+    }
+
     // The survivors still serve.
     let (message, _) =
         request(&fleet.lb(), "tools/call", Some("greet"), json!({ "name": "greet", "arguments": { "name": "end" } }))

@@ -31,9 +31,14 @@ const ATTEMPTS: usize = 16;
 /// lost while the store reconnected costs at most this).
 const INBOX_POLL: Duration = Duration::from_secs(1);
 
-/// Forgets the tasks past their expiry from the count and output indexes.
+/// Forgets the tasks past their expiry from the count and output indexes; `last` keeps an
+/// index alive until its last task expires (a principal that never comes back leaves nothing).
 /// KEYS: all, own, out; ARGV[1]: now.
 const SWEEP: &str = r"
+local function last(key, at)
+  local current = redis.call('PEXPIRETIME', key)
+  if current == -1 or current < tonumber(at) then redis.call('PEXPIREAT', key, at) end
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[4], id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
@@ -48,6 +53,8 @@ redis.call('HSET', KEYS[1], 'rev', 1, 'doc', ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+last(KEYS[2], ARGV[4])
+last(KEYS[3], ARGV[4])
 return 'ok'
 ";
 
@@ -74,6 +81,9 @@ redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'doc', ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+last(KEYS[2], ARGV[4])
+last(KEYS[3], ARGV[4])
+if ARGV[6] ~= '' then last(KEYS[4], ARGV[4]) end
 return 'ok'
 ";
 
