@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::fleet::{Fleet, call, listen, open_session, request, session_call, task, wait_task, write};
+use crate::fleet_support::{Fleet, call, listen, open_session, request, session_call, task, wait_task, write};
 
 /// A call through the load balancer (40 ms long, so that some are in flight on the replica
 /// that dies), retried on what a client retries (the connection, a

@@ -16,6 +16,7 @@ mod descriptors;
 mod docs;
 mod fleet;
 mod fleet_kill;
+mod fleet_support;
 mod framing;
 mod hostile;
 mod http;
