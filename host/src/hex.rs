@@ -1,4 +1,4 @@
-//! Lowercase hexadecimal, as digests are written: `sha256:HEX` in the registry store, the
+//! Lowercase hexadecimal, as digests and random ids are written: `sha256:HEX` in the registry store, the
 //! compile cache's markers, the digest of a multi round-trip request. Not `format!` per byte:
 //! the request digest runs for every 2026-07-28 call (it was 2.6% of one, profiled).
 
@@ -11,6 +11,15 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         text.push(char::from(DIGITS[usize::from(byte & 15)]));
     }
     text
+}
+
+/// `N` random bytes as hex (ids that must not be guessed: a replica's, a session's); `None`
+/// if the system has no randomness to give.
+pub(crate) fn random_hex<const N: usize>() -> Option<String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; N];
+    ring::rand::SystemRandom::new().fill(&mut bytes).ok()?;
+    Some(hex(&bytes))
 }
 
 #[cfg(test)]

@@ -81,6 +81,18 @@ async fn a_replica_killed_under_load_loses_nothing() {
             outcomes
         }));
     }
+    // A call certainly in flight on r3 when it dies: 4 s long, in its session.
+    let in_flight = {
+        let (lb, session) = (fleet.lb(), doomed_session.clone());
+        tokio::spawn(async move {
+            let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": { "name": "chaos.sleep", "arguments": { "ms": 4000 } } });
+            let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
+            // The response is an SSE stream: its headers come at once, its result or its end later.
+            let response = crate::http::post(&lb, &body, &headers).await;
+            response.text().await.map(|text| text.contains("slept"))
+        })
+    };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let killed_at = Instant::now();
     fleet.kill(3);
@@ -101,6 +113,10 @@ async fn a_replica_killed_under_load_loses_nothing() {
         }
     }
     assert!(calls > 20, "the load ran: {calls} calls");
+    // The call in flight on the dead replica got a final answer at once: its stream ended
+    // without a result (what a client retries), rather than hanging.
+    let answered = tokio::time::timeout(Duration::from_secs(3), in_flight).await.expect("it hung").unwrap();
+    assert!(!matches!(answered, Ok(true)), "a dead replica cannot have answered: {answered:?}");
     eprintln!(
         "fleet kill: {calls} calls, {retried} retried (the slowest took {slowest_retried:?} with its retries), \
          the last retried call started {last_retry:?} after the kill"

@@ -9,10 +9,11 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use toml::Spanned;
 
-use super::ServeArgs;
 use super::auth::OAuthOptions;
 use super::file::ConfigFile;
 use super::problems::Problems;
+use super::store::seconds_within;
+use super::{ServeArgs, flag_limit, pick, spanned_limit};
 
 /// How often SSE streams and WebSockets get a heartbeat unless configured: rmcp's default
 /// and below the 60 s idle timeout of nginx and most load balancers.
@@ -24,6 +25,8 @@ const HEARTBEAT_MS: std::ops::RangeInclusive<u64> = 100..=3_600_000;
 /// How long in-flight calls may finish after a stop signal unless configured (Kubernetes
 /// waits 30 s before SIGKILL by default: room for a drain delay too).
 const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The drain delay and the grace period: up to an hour each (0: none).
+const SHUTDOWN_SECONDS: std::ops::RangeInclusive<u64> = 0..=3600;
 
 /// Options of the HTTP transport.
 #[derive(Debug, Clone)]
@@ -146,26 +149,28 @@ pub(super) fn http_options(
         ws_path,
         legacy_sse,
         heartbeat,
-        shutdown_grace: problems
-            .take(super::store::seconds(
+        shutdown_grace: pick(
+            problems,
+            flag_limit(args.shutdown_grace, "--shutdown-grace", seconds_within(SHUTDOWN_SECONDS)),
+            spanned_limit(
                 file,
-                args.shutdown_grace,
-                "--shutdown-grace",
                 &section.shutdown_grace_seconds,
-                "shutdown_grace_seconds",
-                DEFAULT_SHUTDOWN_GRACE,
-            ))
-            .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
-        drain_delay: problems
-            .take(super::store::seconds(
+                "[http] shutdown_grace_seconds",
+                seconds_within(SHUTDOWN_SECONDS),
+            ),
+        )
+        .unwrap_or(DEFAULT_SHUTDOWN_GRACE),
+        drain_delay: pick(
+            problems,
+            flag_limit(args.drain_delay, "--drain-delay", seconds_within(SHUTDOWN_SECONDS)),
+            spanned_limit(
                 file,
-                args.drain_delay,
-                "--drain-delay",
                 &section.drain_delay_seconds,
-                "drain_delay_seconds",
-                Duration::ZERO,
-            ))
-            .unwrap_or_default(),
+                "[http] drain_delay_seconds",
+                seconds_within(SHUTDOWN_SECONDS),
+            ),
+        )
+        .unwrap_or_default(),
     })
 }
 

@@ -6,10 +6,11 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use toml::Spanned;
 
-use super::ServeArgs;
 use super::file::ConfigFile;
 use super::problems::Problems;
+use super::{ServeArgs, flag_limit, pick, spanned_limit};
 use crate::fleet::StoreOptions;
+use crate::runtime::limits::LimitError;
 
 /// How long a replica's claim on its tasks lasts unless configured: a dead replica's tasks
 /// read as failed after at most this.
@@ -17,6 +18,8 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 /// A lease under 2 s is renewed more often than a store round trip can be trusted to take;
 /// one over 10 minutes leaves a dead replica's tasks working for too long.
 const LEASE_SECONDS: std::ops::RangeInclusive<u64> = 2..=600;
+/// Keys and channels start with this unless configured.
+const DEFAULT_PREFIX: &str = "mcpbox";
 
 /// The shared store, if `--store` or `[store] redis` names one; each bad value a problem.
 pub(super) fn store_options(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Option<StoreOptions> {
@@ -44,8 +47,13 @@ pub(super) fn store_options(file: &ConfigFile, args: &ServeArgs, problems: &mut 
             "a shared store (--store, [store] redis) needs --request-state-keys FILE, the same file on every replica: a key made per process would refuse the requestState another replica sealed"
         )));
     }
-    let prefix = problems.take(prefix(file, &section.prefix)).unwrap_or_else(|| "mcpbox".to_owned());
-    let lease = problems.take(lease(file, args.store_lease, &section.lease_seconds)).unwrap_or(DEFAULT_LEASE);
+    let prefix = problems.take(prefix(file, &section.prefix)).unwrap_or_else(|| DEFAULT_PREFIX.to_owned());
+    let lease = pick(
+        problems,
+        flag_limit(args.store_lease, "--store-lease", seconds_within(LEASE_SECONDS)),
+        spanned_limit(file, &section.lease_seconds, "[store] lease_seconds", seconds_within(LEASE_SECONDS)),
+    );
+    let lease = lease.unwrap_or(DEFAULT_LEASE);
     Some(StoreOptions { url, prefix, lease })
 }
 
@@ -58,7 +66,7 @@ fn checked_url(url: &str) -> Result<String, String> {
 }
 
 fn prefix(file: &ConfigFile, prefix: &Option<Spanned<String>>) -> Result<String> {
-    let Some(prefix) = prefix else { return Ok("mcpbox".to_owned()) };
+    let Some(prefix) = prefix else { return Ok(DEFAULT_PREFIX.to_owned()) };
     let text = prefix.get_ref();
     let fits = !text.is_empty()
         && text.len() <= 64
@@ -70,19 +78,6 @@ fn prefix(file: &ConfigFile, prefix: &Option<Spanned<String>>) -> Result<String>
             "{}: [store] prefix must be 1 to 64 letters, digits, `-`, `_` or `.`, not `{text}`",
             file.at(prefix.span())
         ))
-    }
-}
-
-fn lease(file: &ConfigFile, flag: Option<u64>, key: &Option<Spanned<u64>>) -> Result<Duration> {
-    let (value, what) = match (flag, key) {
-        (Some(value), _) => (value, "--store-lease".to_owned()),
-        (None, Some(value)) => (*value.get_ref(), format!("{}: [store] lease_seconds", file.at(value.span()))),
-        (None, None) => return Ok(DEFAULT_LEASE),
-    };
-    if LEASE_SECONDS.contains(&value) {
-        Ok(Duration::from_secs(value))
-    } else {
-        Err(anyhow!("{what} must be {} to {}, not {value}", LEASE_SECONDS.start(), LEASE_SECONDS.end()))
     }
 }
 
@@ -112,30 +107,22 @@ fn checked_name(name: &str) -> Result<String, String> {
     }
 }
 
-/// `flag` over `key` of `[http]`, in whole seconds up to an hour; `default` when neither.
-pub(super) fn seconds(
-    file: &ConfigFile,
-    flag_value: Option<u64>,
-    flag: &str,
-    key_value: &Option<Spanned<u64>>,
-    key: &str,
-    default: Duration,
-) -> Result<Duration> {
-    let check = |value: u64| {
-        if value <= 3600 { Ok(Duration::from_secs(value)) } else { Err(format!("must be 0 to 3600, not {value}")) }
-    };
-    match (flag_value, key_value) {
-        (Some(value), _) => check(value).map_err(|e| anyhow!("{flag} {e}")),
-        (None, Some(value)) => {
-            check(*value.get_ref()).map_err(|e| anyhow!("{}: [http] {key} {e}", file.at(value.span())))
+/// Whole seconds within `range`, as a duration (the lease, the shutdown's waits).
+pub(super) fn seconds_within(range: std::ops::RangeInclusive<u64>) -> impl Fn(u64) -> Result<Duration, LimitError> {
+    move |seconds| {
+        if seconds < *range.start() {
+            Err(LimitError::TooSmall { min: format!("{} seconds", range.start()), value: format!("{seconds} seconds") })
+        } else if seconds > *range.end() {
+            Err(LimitError::TooLarge { max: format!("{} seconds", range.end()), value: format!("{seconds} seconds") })
+        } else {
+            Ok(Duration::from_secs(seconds))
         }
-        (None, None) => Ok(default),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::checked_name;
+    use super::{checked_name, seconds_within};
 
     #[test]
     fn replica_names_are_dns_labels() {
@@ -143,5 +130,13 @@ mod tests {
         for bad in ["", "-a", "a-", "A", "a.b", "a/b", &"x".repeat(64)] {
             assert!(checked_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn seconds_are_checked_against_their_range() {
+        let lease = seconds_within(2..=600);
+        assert_eq!(lease(2).unwrap().as_secs(), 2);
+        assert_eq!(lease(1).unwrap_err().to_string(), "must be at least 2 seconds, not 1 seconds");
+        assert_eq!(lease(601).unwrap_err().to_string(), "must be at most 600 seconds, not 601 seconds");
     }
 }

@@ -68,8 +68,9 @@ pub(super) async fn start(fleet: &Fleet, live: Arc<LiveCatalog>) -> Result<()> {
             }
         }
     });
-    let previous = fleet.swap_catalog(&live.fingerprint()).await.context("cannot read the fleet's catalog")?;
-    if previous.is_some_and(|previous| previous != live.fingerprint()) {
+    let fingerprint = live.fingerprint();
+    let previous = fleet.swap_catalog(&fingerprint).await.context("cannot read the fleet's catalog")?;
+    if previous.is_some_and(|previous| previous != fingerprint) {
         tracing::info!("this replica serves another catalog than the fleet did: every list announced as changed");
         for change in [Change::Tools, Change::Prompts, Change::Resources] {
             fleet.publish(&change).await.context("cannot announce this replica's catalog")?;

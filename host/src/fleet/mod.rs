@@ -10,7 +10,8 @@
 //! Keys, all under the operator's prefix (`mcpbox` unless configured):
 //! `P:task:ID` (a hash: `rev`, `doc`; expires with the task), `P:tasks` and `P:tasks:PRINCIPAL`
 //! (sorted sets of task ids by expiry: the count limits), `P:out` (a hash of each task's kept
-//! output: the output limits), `P:replica:OWNER` (presence), `P:catalog` (the catalog last
+//! output: the output limits), `P:leases` (running tasks by the end of their owner's lease:
+//! the orphans to settle), `P:replica:OWNER` (presence), `P:catalog` (the catalog last
 //! announced); channels `P:changes` and `P:inbox:OWNER`.
 //!
 //! - `tasks`: the [`TaskStore`](crate::runtime::tasks::TaskStore) in Redis;
@@ -80,7 +81,8 @@ impl Fleet {
             .get_connection_manager_with_config(config)
             .await
             .with_context(|| format!("cannot reach the store at {}", redacted(&options.url)))?;
-        let owner = format!("{name}/{}", crate::hex::hex(&random_bytes()?));
+        let random = crate::hex::random_hex::<8>().context("no randomness for a replica id")?;
+        let owner = format!("{name}/{random}");
         let fleet = Fleet {
             redis,
             prefix: options.prefix.as_str().into(),
@@ -138,10 +140,10 @@ impl Fleet {
     /// Marks this replica present until its lease ends.
     async fn present(&self) -> redis::RedisResult<()> {
         let mut redis = self.redis.clone();
-        let started = crate::runtime::tasks::now_ms();
+        let presence = serde_json::json!({ "name": &*self.name, "renewed_ms": crate::runtime::tasks::now_ms() });
         redis::cmd("SET")
             .arg(self.key(&["replica", &self.owner]))
-            .arg(format!("{{\"name\":{:?},\"renewed_ms\":{started}}}", &*self.name))
+            .arg(presence.to_string())
             .arg("PX")
             .arg(crate::runtime::tasks::millis(self.lease))
             .query_async::<()>(&mut redis)
@@ -217,13 +219,6 @@ fn redacted(url: &str) -> String {
         Some((scheme, host)) => format!("{scheme}://***@{host}"),
         None => url.to_owned(),
     }
-}
-
-fn random_bytes() -> Result<[u8; 8]> {
-    use ring::rand::SecureRandom;
-    let mut bytes = [0u8; 8];
-    ring::rand::SystemRandom::new().fill(&mut bytes).map_err(|_| anyhow::anyhow!("no randomness for a replica id"))?;
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! Store operations per task: create 1 script; `tasks/get` 1 read (+1 write to settle an
 //! orphan); `tasks/update` and `tasks/cancel` 1 read, 1 script, 1 publish; the owner's lease
 //! 1 read + 1 script per renewal (a third of the lease); each state change 1 read + 1 script.
+//! Each replica's sweep reads the lease index once a lease, and only the orphans it names.
 
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ const INBOX_POLL: Duration = Duration::from_secs(1);
 
 /// Forgets the tasks past their expiry from the count and output indexes; `last` keeps an
 /// index alive until its last task expires (a principal that never comes back leaves nothing).
-/// KEYS: all, own, out; ARGV[1]: now.
+/// KEYS: task, all, own, out, leases; ARGV[1]: now.
 const SWEEP: &str = r"
 local function last(key, at)
   local current = redis.call('PEXPIRETIME', key)
@@ -45,21 +46,36 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 ";
 
-/// KEYS: task, all, own, out. ARGV: now, id, doc, expires_at, max_tasks, max_own.
+/// Files task ARGV[2] in the indexes until ARGV[4]; while it runs, under the end of its
+/// owner's lease ARGV[9] (`''`: it has ended).
+const INDEX: &str = r"
+local function index()
+  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
+  last(KEYS[2], ARGV[4])
+  last(KEYS[3], ARGV[4])
+  if ARGV[9] == '' then
+    redis.call('ZREM', KEYS[5], ARGV[2])
+  else
+    redis.call('ZADD', KEYS[5], ARGV[9], ARGV[2])
+    last(KEYS[5], ARGV[4])
+  end
+end
+";
+
+/// KEYS: task, all, own, out, leases. ARGV: now, id, doc, expires_at, max_tasks, max_own,
+/// -, -, lease.
 const CREATE: &str = r"
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return 'all' end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 'own' end
 redis.call('HSET', KEYS[1], 'rev', 1, 'doc', ARGV[3])
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
-last(KEYS[2], ARGV[4])
-last(KEYS[3], ARGV[4])
+index()
 return 'ok'
 ";
 
-/// KEYS: task, all, own, out. ARGV: now, id, doc, expires_at, rev, bytes (or '' when the
-/// kept output does not change), max_out, max_own_out.
+/// KEYS: task, all, own, out, leases. ARGV: now, id, doc, expires_at, rev, bytes (or '' when
+/// the kept output does not change), max_out, max_own_out, lease.
 const WRITE: &str = r"
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if not rev then return 'gone' end
@@ -78,11 +94,7 @@ if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[2], bytes)
 end
 redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'doc', ARGV[3])
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
-last(KEYS[2], ARGV[4])
-last(KEYS[3], ARGV[4])
+index()
 if ARGV[6] ~= '' then last(KEYS[4], ARGV[4]) end
 return 'ok'
 ";
@@ -109,28 +121,30 @@ impl RedisTasks {
         RedisTasks {
             fleet,
             limits,
-            create: Script::new(&format!("{SWEEP}{CREATE}")),
-            write: Script::new(&format!("{SWEEP}{WRITE}")),
+            create: Script::new(&format!("{SWEEP}{INDEX}{CREATE}")),
+            write: Script::new(&format!("{SWEEP}{INDEX}{WRITE}")),
         }
     }
 
-    /// Settles every orphaned task (its owner's lease ran out), at each lease, for as long as
-    /// the process lives: a dead replica's tasks become failed and name it no more.
+    /// Settles the orphaned tasks (their owner's lease ran out: only those are read), at each
+    /// lease, for as long as the process lives: a dead replica's tasks become failed and name
+    /// it no more.
     pub(crate) fn sweep_orphans(self: std::sync::Arc<Self>) {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(self.fleet.lease());
+            let leases = self.fleet.key(&["leases"]);
             loop {
                 tick.tick().await;
                 let mut redis = self.fleet.redis.clone();
-                let ids: Vec<String> = redis::cmd("ZRANGE")
-                    .arg(self.fleet.key(&["tasks"]))
-                    .arg(0)
-                    .arg(-1)
+                let orphans: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+                    .arg(&leases)
+                    .arg("-inf")
+                    .arg(now_ms())
                     .query_async(&mut redis)
                     .await
                     .unwrap_or_default();
-                for id in ids {
-                    let _ = self
+                for id in orphans {
+                    let settled = self
                         .update(&id, |entry, now| {
                             Ok(if entry.settle_orphan(now) {
                                 tracing::info!(task = %id, "a task's owner stopped: marked failed");
@@ -140,6 +154,10 @@ impl RedisTasks {
                             })
                         })
                         .await;
+                    if settled == Err(TaskStoreError::NotFound) {
+                        // Expired with its lease: nothing left to settle.
+                        let _ = redis::cmd("ZREM").arg(&leases).arg(&id).query_async::<()>(&mut redis).await;
+                    }
                 }
             }
         });
@@ -149,8 +167,14 @@ impl RedisTasks {
         self.fleet.key(&["task", id])
     }
 
-    fn index_keys(&self, principal: &str) -> [String; 3] {
-        [self.fleet.key(&["tasks"]), self.fleet.key(&["tasks", &principal_key(principal)]), self.fleet.key(&["out"])]
+    /// The count, output and lease indexes a task of `principal` is filed in.
+    fn index_keys(&self, principal: &str) -> [String; 4] {
+        [
+            self.fleet.key(&["tasks"]),
+            self.fleet.key(&["tasks", &principal_key(principal)]),
+            self.fleet.key(&["out"]),
+            self.fleet.key(&["leases"]),
+        ]
     }
 
     /// Reads task `id`, lets `edit` decide, writes it back if nothing changed in between.
@@ -178,21 +202,23 @@ impl RedisTasks {
                 Edit::Write { answer, bytes } => (answer, bytes),
             };
             let doc = serde_json::to_string(&entry).map_err(|e| TaskStoreError::Unavailable(e.to_string()))?;
-            let [all, own, out] = self.index_keys(&entry.record.principal);
+            let [all, own, out, leases] = self.index_keys(&entry.record.principal);
             let verdict: String = self
                 .write
                 .key(&key)
                 .key(all)
                 .key(own)
                 .key(out)
+                .key(leases)
                 .arg(now)
                 .arg(id)
                 .arg(doc)
-                .arg(expires_at(&entry.record))
+                .arg(entry.record.expires_at())
                 .arg(rev)
                 .arg(bytes.map(|b| b.to_string()).unwrap_or_default())
                 .arg(self.limits.max_output_bytes)
                 .arg(self.limits.max_output_bytes_per_principal)
+                .arg(lease(&entry.record))
                 .invoke_async(&mut redis)
                 .await
                 .map_err(unavailable)?;
@@ -246,8 +272,10 @@ impl RedisTasks {
     }
 }
 
-fn expires_at(record: &TaskRecord) -> u64 {
-    record.created_ms.saturating_add(record.ttl_ms)
+/// Where a task stands in the lease index: the end of its owner's lease while it runs, `''`
+/// once it has ended (out of the index).
+fn lease(record: &TaskRecord) -> String {
+    if record.state.is_terminal() { String::new() } else { record.lease_until_ms.to_string() }
 }
 
 fn unavailable(error: redis::RedisError) -> TaskStoreError {
@@ -258,9 +286,9 @@ impl TaskStore for RedisTasks {
     fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let mut redis = self.fleet.redis.clone();
-            let [all, own, out] = self.index_keys(&record.principal);
+            let [all, own, out, leases] = self.index_keys(&record.principal);
             let key = self.task_key(&record.id);
-            let expires = expires_at(&record);
+            let (expires, lease) = (record.expires_at(), lease(&record));
             let id = record.id.clone();
             let doc = serde_json::to_string(&TaskEntry::new(record))
                 .map_err(|e| TaskStoreError::Unavailable(e.to_string()))?;
@@ -270,12 +298,16 @@ impl TaskStore for RedisTasks {
                 .key(all)
                 .key(own)
                 .key(out)
+                .key(leases)
                 .arg(now_ms())
                 .arg(id)
                 .arg(doc)
                 .arg(expires)
                 .arg(self.limits.max_tasks)
                 .arg(self.limits.max_tasks_per_principal)
+                .arg("")
+                .arg("")
+                .arg(lease)
                 .invoke_async(&mut redis)
                 .await
                 .map_err(unavailable)?;

@@ -86,20 +86,20 @@ impl LiveCatalog {
         let _ = self.changes.send(change);
     }
 
-    /// A digest of what the current catalog serves (names and descriptors), to tell two
-    /// versions of a catalog apart across replicas.
+    /// A digest of what the current catalog serves (names and descriptors, as the binary
+    /// prints them), to tell two versions of a catalog apart across replicas; another mcpbox
+    /// build may digest the same catalog differently (a spurious list change, a harmless hint).
     pub fn fingerprint(&self) -> String {
+        fn entries<T: std::fmt::Debug>(digest: &mut Sha256, entries: &[Entry<T>]) {
+            for entry in entries {
+                digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
+            }
+        }
         let catalog = self.current();
         let mut digest = Sha256::new();
-        for entry in catalog.tools() {
-            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
-        }
-        for entry in catalog.prompts() {
-            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
-        }
-        for entry in catalog.templates() {
-            digest.update(format!("{}\0{:?}\0", entry.name, entry.item));
-        }
+        entries(&mut digest, catalog.tools());
+        entries(&mut digest, catalog.prompts());
+        entries(&mut digest, catalog.templates());
         digest.update(format!("{:?}", catalog.resource_sources()));
         crate::hex::hex(&digest.finalize()[..16])
     }

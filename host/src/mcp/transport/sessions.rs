@@ -20,9 +20,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 
 /// Sessions of this replica, named after it in a fleet.
-#[derive(Default)]
 pub(crate) struct ReplicaSessions {
-    pub(crate) local: LocalSessionManager,
+    local: LocalSessionManager,
     /// The replica's name, when it serves in a fleet.
     replica: Option<String>,
 }
@@ -33,20 +32,13 @@ impl ReplicaSessions {
     }
 }
 
-/// 128 random bits, hex (as unguessable as rmcp's UUIDv4 ids).
-fn random_part() -> Option<String> {
-    use ring::rand::SecureRandom;
-    let mut bytes = [0u8; 16];
-    ring::rand::SystemRandom::new().fill(&mut bytes).ok()?;
-    Some(crate::hex::hex(&bytes))
-}
-
 impl SessionManager for ReplicaSessions {
     type Error = LocalSessionManagerError;
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let (Some(replica), Some(random)) = (&self.replica, random_part()) else {
+        // 128 random bits, as unguessable as rmcp's UUIDv4 ids.
+        let (Some(replica), Some(random)) = (&self.replica, crate::hex::random_hex::<16>()) else {
             return self.local.create_session().await;
         };
         let id: SessionId = Arc::from(format!("{replica}.{random}"));

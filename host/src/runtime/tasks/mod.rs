@@ -83,9 +83,14 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// When it stops being kept (ms since the epoch).
+    pub fn expires_at(&self) -> u64 {
+        self.created_ms.saturating_add(self.ttl_ms)
+    }
+
     /// Whether it is past its time to live at `now_ms`.
     pub fn expired(&self, now_ms: u64) -> bool {
-        now_ms >= self.created_ms.saturating_add(self.ttl_ms)
+        now_ms >= self.expires_at()
     }
 }
 
