@@ -11,6 +11,8 @@
 #                             with a local OpenID provider vs the same server open)
 #   scripts/bench.sh fleet    one mcpbox alone vs fleets of 1 and 3 replicas sharing Redis
 #                             behind HAProxy (scripts/fleet.sh): calls/s and latency
+#   scripts/bench.sh telemetry telemetry off vs --metrics (scraped), --log-format json and
+#                             --otlp-endpoint: calls/s and latency
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
@@ -30,6 +32,7 @@ case "${1:-compare}" in
   http) cargo bench -p mcpbox --bench http_throughput ;;
   auth) cargo bench -p mcpbox --bench auth_overhead ;;
   fleet) cargo bench -p mcpbox --bench fleet ;;
+  telemetry) cargo bench -p mcpbox --bench telemetry ;;
   startup) cargo bench -p mcpbox --bench startup ;;
   examples)
     cargo build --release -p mcpbox
@@ -37,5 +40,5 @@ case "${1:-compare}" in
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|latency|http|auth|fleet|startup|examples|reference]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|latency|http|auth|fleet|telemetry|startup|examples|reference]" >&2; exit 2 ;;
 esac

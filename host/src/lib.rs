@@ -9,7 +9,8 @@
 //! - `mcp`: the protocol layer, the only code that touches rmcp;
 //! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types;
 //! - `registry`: `oci://` plugins pulled, pinned and verified (beside the runtime);
-//! - `fleet`: the state replicas share through Redis, behind the runtime's traits.
+//! - `fleet`: the state replicas share through Redis, behind the runtime's traits;
+//! - `telemetry`: metrics, traces and the log subscriber, used by every layer, using none.
 
 pub mod cli;
 pub(crate) mod config;
@@ -18,6 +19,7 @@ mod hex;
 pub(crate) mod mcp;
 pub(crate) mod registry;
 pub mod runtime;
+pub(crate) mod telemetry;
 
 #[cfg(test)]
 mod fuzzing;

@@ -55,11 +55,14 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 /// A release mcpbox serving `chaos` on a port of its own, with `config` if given; and its URL
 /// (on loopback, with `[auth]`, also its resource identifier).
 pub fn mcpbox(root: &Path, config: Option<&Path>) -> (Child, String) {
+    let config = config.map(|config| ["--config".into(), config.as_os_str().to_owned()]);
+    mcpbox_with(root, config.as_ref().map_or(&[][..], |c| &c[..]))
+}
+
+/// [`mcpbox`] with these further arguments.
+pub fn mcpbox_with(root: &Path, extra: &[std::ffi::OsString]) -> (Child, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.args(["serve", "--http", "127.0.0.1:0"]).arg(root.join("target/test-plugins/chaos.wasm"));
-    if let Some(config) = config {
-        command.arg("--config").arg(config);
-    }
+    command.args(["serve", "--http", "127.0.0.1:0"]).arg(root.join("target/test-plugins/chaos.wasm")).args(extra);
     let mut child = command
         .env("MCPBOX_CACHE_DIR", root.join("target/bench-compile-cache"))
         .env("MCPBOX_LOG", "info,rmcp=warn")

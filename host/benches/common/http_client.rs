@@ -13,7 +13,8 @@ pub fn served_url(server: &mut Child) -> String {
     let url = loop {
         let line = lines.next().expect("the server exited").unwrap();
         if let Some(at) = line.find("serving MCP over ") {
-            break line[at + 17..].split_whitespace().next().unwrap().to_owned();
+            // Up to a space, or the quote that ends a JSON log line's message.
+            break line[at + 17..].split(|c: char| c.is_whitespace() || c == '"').next().unwrap().to_owned();
         }
     };
     std::thread::spawn(move || for _ in lines {});

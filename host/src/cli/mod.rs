@@ -20,6 +20,7 @@ use clap::{Parser, Subcommand};
 
 use crate::config::ServeArgs;
 use crate::runtime::engine::EngineOptions;
+use crate::telemetry::LogFormat;
 
 /// Serve MCP tools, resources and prompts from sandboxed WebAssembly components.
 #[derive(Parser)]
@@ -29,6 +30,14 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     serve: ServeArgs,
+    /// How log lines are written on stderr: `text`, or `json` (one object a line, with the
+    /// request's fields, and a line per finished request).
+    #[arg(long, global = true, value_enum, default_value = "text", env = "MCPBOX_LOG_FORMAT")]
+    log_format: LogFormat,
+    /// Send traces (a span per request, a child span per guest call) over OTLP/HTTP to this
+    /// collector (its base URL, `http://HOST:4318`); off unless given.
+    #[arg(long, global = true, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -157,15 +166,17 @@ enum Command {
 /// Runs the command line and returns the process's exit code. stdout carries the protocol
 /// (or a command's output) only; every log line goes to stderr.
 pub fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MCPBOX_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
-        )
-        .init();
     let cli = Cli::parse();
+    // The compile child's logs go through its parent; it exports nothing itself.
+    let otlp =
+        if matches!(cli.command, Some(Command::CompileChild { .. })) { None } else { cli.otlp_endpoint.as_deref() };
+    let telemetry = match crate::telemetry::init(cli.log_format, otlp) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("mcpbox: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -176,6 +187,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(run(cli));
     // Don't wait for guests that ignore cancellation: the process is done.
     runtime.shutdown_background();
+    telemetry.shutdown();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -39,6 +39,14 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         eprintln!("{GUIDE}");
     }
     let mut settings = Settings::from_args(&args)?;
+    // Before the plugins load: a scrape during a slow start sees it.
+    if let Some(address) = args.metrics {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("cannot listen for metrics on {address} (--metrics)"))?;
+        tracing::info!("metrics at http://{}/metrics", listener.local_addr().unwrap_or(address));
+        tokio::spawn(crate::telemetry::metrics::serve(listener));
+    }
     let local_paths = settings.plugin_paths.clone();
     let pulled = registry::resolve_into(&mut settings, &Unwatched).await?;
     for unresolved in &pulled.failed {

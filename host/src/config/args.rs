@@ -111,6 +111,10 @@ pub struct ServeArgs {
     /// a bare `PORT` (on 127.0.0.1; port 0 picks one); `--http` alone binds 127.0.0.1:8080.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080", value_parser = listen_address)]
     pub http: Option<SocketAddr>,
+    /// Serve Prometheus metrics at `/metrics` on this address (`HOST:PORT`, or a bare `PORT` on
+    /// 127.0.0.1): a listener of its own, without the MCP endpoint's token; off unless given.
+    #[arg(long, value_name = "ADDR", env = "MCPBOX_METRICS", value_parser = listen_address)]
+    pub metrics: Option<SocketAddr>,
     /// With --http, serve stdio as well.
     #[arg(long)]
     pub stdio: bool,

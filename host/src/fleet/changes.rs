@@ -64,6 +64,7 @@ pub(super) async fn start(fleet: &Fleet, live: Arc<LiveCatalog>) -> Result<()> {
                 let _ = publisher.swap_catalog(&catalog_live.fingerprint()).await;
             }
             if let Err(error) = publisher.publish(&change).await {
+                super::store_error("publish");
                 tracing::warn!("cannot tell the other replicas of {change:?}: {error}");
             }
         }

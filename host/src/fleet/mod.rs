@@ -156,6 +156,7 @@ impl Fleet {
         loop {
             tick.tick().await;
             if let Err(error) = self.present().await {
+                store_error("presence");
                 tracing::warn!("cannot renew this replica's presence in the store: {error}");
             }
         }
@@ -219,6 +220,11 @@ fn redacted(url: &str) -> String {
         Some((scheme, host)) => format!("{scheme}://***@{host}"),
         None => url.to_owned(),
     }
+}
+
+/// Counts an operation on the store that failed (`mcpbox_store_errors_total`).
+pub(crate) fn store_error(operation: &'static str) {
+    crate::telemetry::metrics::metrics().store_errors.with_label_values(&[operation]).inc();
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use std::time::Duration;
 use redis::Script;
 use serde_json::{Map, Value};
 
+use super::store_error;
 use super::{Fleet, principal_key};
 use crate::runtime::sandbox::BoxFuture;
 use crate::runtime::tasks::{
@@ -279,6 +280,7 @@ fn lease(record: &TaskRecord) -> String {
 }
 
 fn unavailable(error: redis::RedisError) -> TaskStoreError {
+    store_error("tasks");
     TaskStoreError::Unavailable(error.to_string())
 }
 

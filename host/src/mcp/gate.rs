@@ -58,8 +58,14 @@ impl Session {
         let item = access::item(catalog, kind, name);
         match access.verdict(&principal, item) {
             Verdict::Allowed => {}
-            Verdict::Refused { scope } => return Err(access::refused(item, scope.as_deref())),
-            Verdict::Hidden => return Err(unknown(item)),
+            Verdict::Refused { scope } => {
+                access::refused_because("insufficient_scope");
+                return Err(access::refused(item, scope.as_deref()));
+            }
+            Verdict::Hidden => {
+                access::refused_because("not_entitled");
+                return Err(unknown(item));
+            }
         }
         // Counted once: the HTTP pre-check may have counted it already.
         if http_parts(context).is_some_and(|parts| parts.extensions.get::<Admitted>().is_some()) {

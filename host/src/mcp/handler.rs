@@ -25,6 +25,7 @@ use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
 use super::notify::{Notifier, Subscriptions, pump};
+use super::observe::{self, Target};
 use super::request_state::Round;
 use super::roots::SessionRoots;
 use super::state::McpState;
@@ -109,37 +110,9 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let catalog = self.state.catalog();
-        // Unknown before any question: a client is never asked for roots to learn that.
-        if catalog.tool(&name).is_none() {
-            return Err(request_error(CallError::UnknownTool { name }));
-        }
-        let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
-        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let round =
-            Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
-        if let Some((policy, plugin)) = catalog.task_policy(&name) {
-            // extensions/tasks §Capability Negotiation: a task only for a request that declared
-            // the extension (legacy sessions never can); a tool that must be one is refused.
-            let era = Era::of(&context);
-            if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
-                let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
-                return self.call_tool_as_task(name, arguments, round, tool, context).await;
-            }
-            if policy.required {
-                return Err(tasks::extension_required());
-            }
-        }
-        // The result's share of the output all calls may hold is kept until it is converted.
-        let hold = OutputHold::default();
-        let called =
-            self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
-        let result = match called.await? {
-            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
-            Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
-            Ok(Err(error)) => tool_failure(&name, error)?,
-        };
-        Ok(CallToolResponse::from(result))
+        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Tool, &name);
+        let work = self.run_tool(request, context.clone());
+        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), &context, work).await
     }
 
     /// `tasks/get` (extensions/tasks §Task Polling); rmcp checks the request declared the
@@ -191,22 +164,10 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let catalog = self.state.catalog();
-        let uri = request.uri;
-        let _pass = self.admit(&context, &catalog, Kind::Resource, &uri).await?;
-        let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
-        let hold = OutputHold::default();
-        let held = &hold;
-        let read =
-            self.with_scope(
-                &context,
-                round,
-                |scope| async move { catalog.read_resource(&uri, &scope.holding(held)).await },
-            );
-        match read.await? {
-            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
-            Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
-        }
+        let uri = request.uri.clone();
+        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Resource, &uri);
+        let work = self.run_read(request, context.clone());
+        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), &context, work).await
     }
 
     async fn list_prompts(
@@ -222,22 +183,10 @@ impl ServerHandler for Session {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let catalog = self.state.catalog();
-        let name = request.name;
-        let _pass = self.admit(&context, &catalog, Kind::Prompt, &name).await?;
-        let raw_arguments = request.arguments.unwrap_or_default();
-        let round =
-            Round::of(&context, "prompts/get", &name, &raw_arguments, request.request_state, request.input_responses);
-        let arguments = convert::prompt_arguments(raw_arguments);
-        let hold = OutputHold::default();
-        let got = self.with_scope(&context, round, |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
-        match got.await? {
-            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
-            Ok(got) => {
-                let result = got.map_err(request_error)?;
-                Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
-            }
-        }
+        let name = request.name.clone();
+        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Prompt, &name);
+        let work = self.run_prompt(request, context.clone());
+        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), &context, work).await
     }
 
     async fn complete(
@@ -351,5 +300,93 @@ impl Session {
         }
         let session = self.clone();
         tokio::spawn(async move { session.roots.refresh(context.peer, &session.state.allowed).await });
+    }
+}
+
+/// The requests that run a plugin, as handled inside their spans (`observe.rs`).
+impl Session {
+    async fn run_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let catalog = self.state.catalog();
+        // Unknown before any question: a client is never asked for roots to learn that.
+        if catalog.tool(&name).is_none() {
+            return Err(request_error(CallError::UnknownTool { name }));
+        }
+        let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let round =
+            Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
+        if let Some((policy, plugin)) = catalog.task_policy(&name) {
+            // extensions/tasks §Capability Negotiation: a task only for a request that declared
+            // the extension (legacy sessions never can); a tool that must be one is refused.
+            let era = Era::of(&context);
+            if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
+                let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
+                return self.call_tool_as_task(name, arguments, round, tool, context).await;
+            }
+            if policy.required {
+                return Err(tasks::extension_required());
+            }
+        }
+        // The result's share of the output all calls may hold is kept until it is converted.
+        let hold = OutputHold::default();
+        let called =
+            self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
+        let result = match called.await? {
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
+            Ok(Err(error)) => tool_failure(&name, error)?,
+        };
+        Ok(CallToolResponse::from(result))
+    }
+
+    async fn run_read(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let catalog = self.state.catalog();
+        let uri = request.uri;
+        let _pass = self.admit(&context, &catalog, Kind::Resource, &uri).await?;
+        let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
+        let hold = OutputHold::default();
+        let held = &hold;
+        let read =
+            self.with_scope(
+                &context,
+                round,
+                |scope| async move { catalog.read_resource(&uri, &scope.holding(held)).await },
+            );
+        match read.await? {
+            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
+            Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
+        }
+    }
+
+    async fn run_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let catalog = self.state.catalog();
+        let name = request.name;
+        let _pass = self.admit(&context, &catalog, Kind::Prompt, &name).await?;
+        let raw_arguments = request.arguments.unwrap_or_default();
+        let round =
+            Round::of(&context, "prompts/get", &name, &raw_arguments, request.request_state, request.input_responses);
+        let arguments = convert::prompt_arguments(raw_arguments);
+        let hold = OutputHold::default();
+        let got = self.with_scope(&context, round, |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
+        match got.await? {
+            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
+            Ok(got) => {
+                let result = got.map_err(request_error)?;
+                Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
+            }
+        }
     }
 }

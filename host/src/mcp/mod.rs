@@ -30,6 +30,7 @@ mod handler;
 mod health;
 mod lists;
 mod notify;
+mod observe;
 mod paging;
 mod request_state;
 mod roots;

@@ -115,6 +115,7 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
         config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pooling_config(
             options.max_memory_bytes,
         )));
+        crate::telemetry::metrics::metrics().pool_capacity.set(i64::from(POOL_INSTANCES));
     }
     let mut cached = false;
     if let Some(dir) = &options.cache_dir {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tracing::Instrument;
 use wasmtime::component::InstancePre;
 
 use crate::runtime::bindings::{completion, prompts, resources, tools};
@@ -58,10 +59,34 @@ impl Plugin {
     /// Runs `invocation` in a fresh instance of this plugin under its limits and policy, once
     /// a slot is free. The result is charged to the budget that everything the call emitted
     /// while it ran was charged to, then takes its share of the output all calls may hold.
-    pub(crate) async fn invoke<I: Invocation>(
+    pub(crate) async fn invoke<I: Invocation>(&self, scope: CallScope, invocation: I) -> Result<I::Output, CallError> {
+        // The guest call's span, a child of the request's (mcp/observe.rs): its limits, and
+        // what it took of them.
+        let span = tracing::info_span!(
+            "guest call",
+            "otel.name" = %format_args!("guest {}", self.name),
+            "mcpbox.plugin" = %self.name,
+            "mcpbox.guest.time_limit_ms" = scope.timeout.unwrap_or(self.limits.timeout).as_millis() as i64,
+            "mcpbox.guest.memory_limit_bytes" = self.limits.memory_bytes as i64,
+            "mcpbox.guest.memory_peak_bytes" = tracing::field::Empty,
+            "mcpbox.guest.output_bytes" = tracing::field::Empty,
+            "mcpbox.guest.duration_ms" = tracing::field::Empty,
+            "error.type" = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
+        let result = self.invoke_in_span(scope, invocation, &span).instrument(span.clone()).await;
+        span.record("mcpbox.guest.duration_ms", started.elapsed().as_secs_f64() * 1000.0);
+        if let Err(error) = &result {
+            span.record("error.type", error.kind());
+        }
+        result
+    }
+
+    async fn invoke_in_span<I: Invocation>(
         &self,
         mut scope: CallScope,
         invocation: I,
+        span: &tracing::Span,
     ) -> Result<I::Output, CallError> {
         let _slot = match &self.slots {
             Some(slots) => {
@@ -93,7 +118,9 @@ impl Plugin {
             .await?;
         // The result joins what the call emitted while it ran, in the same budget.
         let size = I::size(&value);
-        if budget.charge(Emission::Result, size).is_err() {
+        let charged = budget.charge(Emission::Result, size);
+        span.record("mcpbox.guest.output_bytes", budget.used() as i64);
+        if charged.is_err() {
             return Err(CallError::OutputTooLarge {
                 plugin: self.name.clone(),
                 size: budget.used(),

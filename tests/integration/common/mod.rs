@@ -183,7 +183,12 @@ impl Server {
         loop {
             let log = server.stderr();
             if let Some(at) = log.find("serving MCP over ") {
-                let url = log[at + "serving MCP over ".len()..].split_whitespace().next().unwrap().to_owned();
+                // Up to a space, or the quote that ends a JSON log line's message.
+                let url = log[at + "serving MCP over ".len()..]
+                    .split(|c: char| c.is_whitespace() || c == '"')
+                    .next()
+                    .unwrap()
+                    .to_owned();
                 return (server, url);
             }
             assert!(Instant::now() < end, "the HTTP server did not start:\n{log}");

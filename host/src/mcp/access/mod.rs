@@ -80,8 +80,20 @@ impl Access {
         if !self.limits.any() {
             return Ok(None);
         }
-        self.limits.start(principal.key()).map(Some)
+        self.limits.start(principal.key()).map(Some).inspect_err(|refusal| {
+            let reason = match refusal {
+                LimitRefusal::Concurrency { .. } => "concurrent_calls",
+                LimitRefusal::Rate { .. } => "calls_per_minute",
+            };
+            refused_because(reason);
+        })
     }
+}
+
+/// Counts a request refused to a principal (`mcpbox_principal_refusals_total`): `reason` is
+/// `insufficient_scope`, `not_entitled` (answered as unknown), or the limit that refused it.
+pub(crate) fn refused_because(reason: &'static str) {
+    crate::telemetry::metrics::metrics().principal_refusals.with_label_values(&[reason]).inc();
 }
 
 /// The item a request names in `catalog`: a tool or prompt by its name, a resource by its URI

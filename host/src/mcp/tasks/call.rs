@@ -96,7 +96,15 @@ impl Shared {
     }
 
     pub(super) async fn change(&self, id: &str, change: TaskChange) -> Result<(), TaskStoreError> {
-        self.tasks.store.change(id, &self.tasks.owner, change).await
+        let entered = match &change {
+            TaskChange::State { state, .. } => Some(state.name()),
+            _ => None,
+        };
+        self.tasks.store.change(id, &self.tasks.owner, change).await?;
+        if let Some(state) = entered {
+            super::entered(state);
+        }
+        Ok(())
     }
 }
 

@@ -98,6 +98,7 @@ impl Tasks {
             state: TaskState::Working,
         };
         self.store.create(record.clone()).await?;
+        entered(record.state.name());
         Ok(record)
     }
 
@@ -134,6 +135,11 @@ impl Tasks {
     pub(crate) async fn cancel(&self, params: CancelTaskParams, principal: String) -> Result<(), McpError> {
         self.store.cancel(&params.task_id, &principal).await.map_err(not_found)
     }
+}
+
+/// Counts a task that entered `state` (`mcpbox_tasks_total`).
+fn entered(state: &'static str) {
+    crate::telemetry::metrics::metrics().tasks.with_label_values(&[state]).inc();
 }
 
 /// Whether the request declared the tasks extension (2026-07-28 per-request capabilities).

@@ -8,11 +8,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::Session;
+use crate::telemetry::metrics::{Open, metrics};
 
 /// Serves `session` on `incoming` until it ends or `ended` is cancelled (which cancels its
 /// calls), sending each of its messages to `outgoing` as `encode` makes it. Returns why the
 /// session never began, if it did not (its first message could not start one, or the input
-/// ended first).
+/// ended first). `transport` names it in logs and metrics (`stdio`, `websocket`, `sse`).
 pub(crate) async fn serve_on_channels<T: Send + 'static>(
     session: Session,
     mut incoming: mpsc::Receiver<ClientJsonRpcMessage>,
@@ -21,6 +22,7 @@ pub(crate) async fn serve_on_channels<T: Send + 'static>(
     ended: CancellationToken,
     transport: &'static str,
 ) -> Option<String> {
+    let _open = Open::count(&metrics().sessions, transport);
     let sink = futures::sink::unfold(outgoing, move |outgoing, message: ServerJsonRpcMessage| async move {
         let encoded = encode(&message).map_err(std::io::Error::other)?;
         outgoing

@@ -11,6 +11,8 @@
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::{Value, json};
 
+use crate::telemetry::metrics::metrics;
+
 /// JSON-RPC 2.0 error codes used by the framing layer.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 pub(crate) const INVALID_REQUEST: i64 = -32600;
@@ -38,6 +40,15 @@ pub(crate) struct Framer {
     /// Until the first request, notifications and responses are dropped: rmcp's session
     /// start-up only accepts requests, and a stray notification must not end the session.
     pub(crate) seen_request: bool,
+    /// The transport whose messages `mcpbox_requests_total` counts (`None`: not counted).
+    pub(crate) transport: Option<&'static str>,
+}
+
+impl Framer {
+    /// A framer for one connection of `transport`.
+    pub(crate) fn new(transport: &'static str) -> Framer {
+        Framer { seen_request: false, transport: Some(transport) }
+    }
 }
 
 impl Framer {
@@ -46,6 +57,9 @@ impl Framer {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return Framed::Skip;
+        }
+        if let Some(transport) = self.transport {
+            metrics().requests.with_label_values(&[transport]).inc();
         }
         let value: Value = match serde_json::from_slice(line) {
             Ok(value) => value,
@@ -159,7 +173,7 @@ mod tests {
 
     #[test]
     fn framing_errors() {
-        let mut framer = Framer { seen_request: false };
+        let mut framer = Framer { seen_request: false, transport: None };
         let parse = reply(framer.frame(b"{not json"));
         assert_eq!(parse["error"]["code"], -32700);
         assert_eq!(parse["id"], Value::Null);
@@ -179,7 +193,7 @@ mod tests {
 
     #[test]
     fn cancel_request_spelling_becomes_notifications_cancelled() {
-        let mut framer = Framer { seen_request: true };
+        let mut framer = Framer { seen_request: true, transport: None };
         let Framed::Message(message) =
             framer.frame(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#)
         else {

@@ -37,6 +37,7 @@ use super::websocket::{self, Sockets};
 use crate::config::HttpOptions;
 use crate::mcp::auth::ResourceServer;
 use crate::mcp::{McpState, Session};
+use crate::telemetry::metrics::metrics;
 
 /// Events kept per legacy SSE stream for resumption.
 const SSE_RESUME_EVENTS: usize = 64;
@@ -84,6 +85,14 @@ pub async fn serve(
     in_memory.session_config.channel_capacity = SSE_RESUME_EVENTS;
     let replica = state.health.fleet().map(|fleet| fleet.name().to_owned());
     let sessions = Arc::new(ReplicaSessions::new(in_memory, replica));
+    metrics().sample_with({
+        let sessions = sessions.clone();
+        move |metrics| {
+            if let Some(count) = sessions.count() {
+                metrics.sessions.with_label_values(&["streamable_http"]).set(count as i64);
+            }
+        }
+    });
     let service = {
         let state = state.clone();
         StreamableHttpService::new(move || Ok(Session::new(state.clone())), sessions.clone(), config)
@@ -192,6 +201,7 @@ struct StreamableHttp {
 /// service: that is cloned for every request, twice (by axum's router, then by its own
 /// `call`), with its config's host and origin lists; that was 4% of the server's CPU per call.
 async fn streamable_http(State(endpoint): State<Arc<StreamableHttp>>, request: Request) -> Response {
+    metrics().requests.with_label_values(&["streamable_http"]).inc();
     let serve = |request| async {
         match endpoint.lean.serve(request).await {
             Ok(response) => response,

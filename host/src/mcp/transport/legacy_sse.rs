@@ -45,6 +45,7 @@ use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
 use crate::mcp::auth::Principal;
 use crate::mcp::{McpState, Session};
+use crate::telemetry::metrics::{Open, metrics};
 
 /// `UnsupportedProtocolVersionError` (2026-07-28 schema).
 const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
@@ -114,14 +115,15 @@ pub(crate) async fn open(State(sse): State<Arc<LegacySse>>, principal: Option<Ex
     let (input, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let ended = CancellationToken::new();
     let opened_by = principal.as_ref().map(|p| p.key().to_owned());
-    let session = Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::default(), opened_by });
+    let session =
+        Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::new(Framer::new("sse")), opened_by });
     sse.sessions().insert(id.clone(), session);
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
     let session = Session::for_principal(sse.state.clone(), principal);
-    tokio::spawn(serve_on_channels(session, incoming, output, to_text, ended.clone(), "legacy SSE"));
+    tokio::spawn(serve_on_channels(session, incoming, output, to_text, ended.clone(), "sse"));
 
     let endpoint = Event::default().event("endpoint").data(format!("{}?sessionId={id}", sse.messages_path));
-    let guard = EndOnDrop { sse: sse.clone(), id, ended };
+    let guard = (EndOnDrop { sse: sse.clone(), id, ended }, Open::count(&metrics().streams, "sse"));
     let messages = futures::stream::poll_fn({
         let mut lines = lines;
         move |cx| lines.poll_recv(cx)
@@ -228,7 +230,7 @@ mod tests {
     use super::*;
 
     fn modern_request(body: &[u8]) -> Option<String> {
-        match (Framer { seen_request: true }).frame(body) {
+        match (Framer { seen_request: true, transport: None }).frame(body) {
             Framed::Message(message) => super::modern_request(&message),
             other => panic!("not a message: {other:?}"),
         }

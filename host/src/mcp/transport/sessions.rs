@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -18,6 +18,8 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
+
+use crate::telemetry::metrics::{Open, metrics};
 
 /// Sessions of this replica, named after it in a fleet.
 pub(crate) struct ReplicaSessions {
@@ -30,6 +32,22 @@ impl ReplicaSessions {
     pub(crate) fn new(local: LocalSessionManager, replica: Option<String>) -> ReplicaSessions {
         ReplicaSessions { local, replica }
     }
+
+    /// How many sessions are open now, if the table is not being written to this instant.
+    pub(crate) fn count(&self) -> Option<usize> {
+        self.local.sessions.try_read().ok().map(|sessions| sessions.len())
+    }
+}
+
+/// A session's SSE stream, counted in `mcpbox_streams` while it is open.
+fn counted(
+    stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+) -> impl Stream<Item = ServerSseMessage> + Send + Sync + 'static {
+    let open = Open::count(&metrics().streams, "streamable_http");
+    stream.map(move |message| {
+        let _open = &open;
+        message
+    })
 }
 
 impl SessionManager for ReplicaSessions {
@@ -68,7 +86,7 @@ impl SessionManager for ReplicaSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.create_stream(id, message).await
+        self.local.create_stream(id, message).await.map(counted)
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -79,7 +97,7 @@ impl SessionManager for ReplicaSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.create_standalone_stream(id).await
+        self.local.create_standalone_stream(id).await.map(counted)
     }
 
     async fn resume(
@@ -87,7 +105,7 @@ impl SessionManager for ReplicaSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.local.resume(id, last_event_id).await
+        self.local.resume(id, last_event_id).await.map(counted)
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {

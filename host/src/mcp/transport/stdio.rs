@@ -69,7 +69,7 @@ fn read_loop<R: Read>(
     replies: mpsc::WeakSender<Vec<u8>>,
     max_message_bytes: usize,
 ) {
-    let mut framer = Framer::default();
+    let mut framer = Framer::new("stdio");
     let mut line: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     // After an oversized line has been answered, the rest of it is skipped up to its newline.

@@ -38,6 +38,7 @@ use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
 use crate::mcp::auth::Principal;
 use crate::mcp::{McpState, Session};
+use crate::telemetry::metrics::{Open, metrics};
 
 /// The subprotocol, as the TypeScript SDK asks for it.
 const SUBPROTOCOL: &str = "mcp";
@@ -121,7 +122,8 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets, principal: Option<Arc<P
     let mut session =
         tokio::spawn(serve_on_channels(session, incoming, to_client, to_text, session_ended.clone(), "websocket"));
     let mut session_over = false;
-    let mut framer = Framer::default();
+    let mut framer = Framer::new("websocket");
+    let _stream = Open::count(&metrics().streams, "websocket");
     let mut heartbeat = sockets.heartbeat.map(|period| {
         let mut ticks = tokio::time::interval_at(Instant::now() + period, period);
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);

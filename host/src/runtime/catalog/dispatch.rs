@@ -4,8 +4,10 @@
 
 use super::{Catalog, OwnedUris};
 use crate::runtime::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::budget::wire_len;
 use crate::runtime::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
+use crate::telemetry::metrics::metrics;
 
 /// What a completion request refers to.
 #[derive(Debug, Clone)]
@@ -34,10 +36,20 @@ impl Catalog {
         let plugin = &self.plugins[entry.plugin];
         let scope = self.scope_for(entry.plugin, scope);
         let local = entry.item.descriptor.name.clone();
+        let started = std::time::Instant::now();
         let result = match plugin.plain.iter().find(|(tool, _)| *tool == local) {
             Some((_, function)) => plugin.invoke(scope, CallPlain { function: function.clone(), arguments }).await,
             None => plugin.invoke(scope, CallTool { name: local.clone(), arguments }).await,
-        }?;
+        };
+        // Counted under the name it is served as: the one clients and dashboards know.
+        let (outcome, output_bytes) = match &result {
+            Ok(Ok(result)) if result.is_error => ("tool_error", wire_len(result)),
+            Ok(Ok(result)) => ("ok", wire_len(result)),
+            Ok(Err(_)) => ("tool_error", 0),
+            Err(error) => (error.kind(), 0),
+        };
+        metrics().tool_call(&plugin.name, name, outcome, started.elapsed(), output_bytes);
+        let result = result?;
         let plugin = plugin.name.clone();
         if let Ok(result) = &result
             && let Some(problem) = entry.item.output_problem(result)

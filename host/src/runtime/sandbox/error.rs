@@ -152,6 +152,32 @@ pub enum CallError {
     },
 }
 
+impl CallError {
+    /// The kind of failure, as metrics and traces name it (`error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::UnknownTool { .. } => "unknown_tool",
+            CallError::UnknownPrompt { .. } => "unknown_prompt",
+            CallError::UnknownCompletionTarget => "unknown_completion_target",
+            CallError::UnknownResource { .. } => "unknown_resource",
+            CallError::NotFound { .. } => "not_found",
+            CallError::InvalidArguments { .. } => "invalid_arguments",
+            CallError::Failed { .. } => "failed",
+            CallError::Timeout { .. } => "timeout",
+            CallError::OutOfMemory { .. } => "memory_limit",
+            CallError::OutputTooLarge { .. } => "output_limit",
+            CallError::Busy { .. } => "busy",
+            CallError::HostBusy { .. } => "host_busy",
+            CallError::OutputBusy { .. } => "output_busy",
+            CallError::Crashed { .. } => "crashed",
+            CallError::Cancelled { .. } => "cancelled",
+            CallError::InputRequired { .. } => "input_required",
+            CallError::MissingCapability { .. } => "missing_capability",
+            CallError::BadOutput { .. } => "bad_output",
+        }
+    }
+}
+
 fn mib(bytes: usize) -> String {
     if bytes.is_multiple_of(1 << 20) { format!("{} MiB", bytes >> 20) } else { format!("{bytes} bytes") }
 }

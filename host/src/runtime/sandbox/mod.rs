@@ -37,6 +37,7 @@ use crate::runtime::budget::CallBudget;
 use crate::runtime::guest_io::{GuestOutput, StreamKind};
 use crate::runtime::limits::{Limits, MAX_TIMEOUT};
 use crate::runtime::policy::Policy;
+use crate::telemetry::metrics::metrics;
 
 /// When something given `timeout` from now must stop. `Limits` are validated to at most a day;
 /// the fallback only guards the arithmetic.
@@ -79,6 +80,7 @@ pub(crate) async fn run_call<R: Send>(
     let deadline = deadline_after(limits.timeout);
     let cancel = scope.cancel.clone();
     let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
+    let _in_use = InUse::count();
     let (mut store, made) = match ready {
         Some(Ready { mut store, instance }) => {
             builder.arm(&mut store, scope)?;
@@ -109,11 +111,39 @@ pub(crate) async fn run_call<R: Send>(
     stdout.finish();
     stderr.finish();
     let budget = &store.data().budget;
-    match outcome {
+    // On the guest call's span (`Plugin::invoke`), if it has one.
+    tracing::Span::current().record("mcpbox.guest.memory_peak_bytes", store.data().limiter.peak as i64);
+    let result = match outcome {
         _ if budget.exhausted() => {
             Err(CallError::OutputTooLarge { plugin: plugin.clone(), size: budget.used(), limit: budget.limit() })
         }
         Ok(value) => Ok((value, store.into_data().budget)),
         Err(error) => Err(classify(plugin, limits, &store, error, &stderr)),
+    };
+    if let Err(error) = &result {
+        let metrics = metrics();
+        match error {
+            CallError::Timeout { .. } => metrics.timeouts.with_label_values(&[plugin]).inc(),
+            CallError::OutOfMemory { .. } => metrics.memory_limit_hits.with_label_values(&[plugin]).inc(),
+            _ => {}
+        }
+    }
+    result
+}
+
+/// An instance running a call, counted in `mcpbox_instances_in_use` until dropped (a call's
+/// future dropped midway included).
+struct InUse;
+
+impl InUse {
+    fn count() -> InUse {
+        metrics().instances_in_use.inc();
+        InUse
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        metrics().instances_in_use.dec();
     }
 }

@@ -19,6 +19,8 @@ use crate::runtime::network::NetworkAccess;
 pub(crate) struct MemoryLimiter {
     pub(crate) limit: usize,
     pub(crate) exceeded: bool,
+    /// The most linear memory any of the call's memories grew to (for its trace span).
+    pub(crate) peak: usize,
 }
 
 impl ResourceLimiter for MemoryLimiter {
@@ -29,6 +31,7 @@ impl ResourceLimiter for MemoryLimiter {
             self.exceeded = true;
             return Ok(false);
         }
+        self.peak = self.peak.max(desired);
         Ok(true)
     }
 

@@ -94,7 +94,7 @@ impl StoreBuilder<'_> {
                 events: scope.events.clone(),
                 denials: Arc::default(),
             },
-            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false },
+            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0 },
             plugin: plugin.clone(),
             scope,
             deadline,

@@ -43,7 +43,18 @@ pub enum TaskState {
 }
 
 impl TaskState {
-    /// Whether the task has ended.
+    /// The state's name on the wire (extensions/tasks `status`), as metrics label it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskState::Working => "working",
+            TaskState::InputRequired(_) => "input_required",
+            TaskState::Completed(_) => "completed",
+            TaskState::Failed(_) => "failed",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the task has ended (completed, failed or cancelled).
     pub fn is_terminal(&self) -> bool {
         matches!(self, TaskState::Completed(_) | TaskState::Failed(_) | TaskState::Cancelled)
     }

@@ -77,7 +77,7 @@ fn check(framed: Framed) -> Result<(), TestCaseError> {
 proptest! {
     #[test]
     fn fuzz_stdio_bytes(lines in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..96), 1..4)) {
-        let mut framer = Framer { seen_request: false };
+        let mut framer = Framer { seen_request: false, transport: None };
         for line in lines {
             check(framer.frame(&line))?;
         }
@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn fuzz_stdio_messages(first in any::<bool>(), messages in prop::collection::vec(message(), 1..4)) {
-        let mut framer = Framer { seen_request: first };
+        let mut framer = Framer { seen_request: first, transport: None };
         for message in messages {
             let mut line = message.to_string().into_bytes();
             check(framer.frame(&line))?;

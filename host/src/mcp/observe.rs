@@ -1,0 +1,160 @@
+//! A span per MCP request, after the OpenTelemetry semantic conventions for MCP: a server span
+//! named `{mcp.method.name} {target}` (`tools/call chaos.echo`), with `mcp.method.name`,
+//! `jsonrpc.request.id`, `mcp.protocol.version`, the target (`gen_ai.tool.name`,
+//! `gen_ai.prompt.name`, `mcp.resource.uri`), and `error.type` when it fails; the parent is the
+//! client's span when its `params._meta` carries a W3C `traceparent`. mcpbox adds
+//! `mcpbox.plugin`, `mcpbox.principal` (the token's subject, never the token),
+//! `mcpbox.outcome` and `mcpbox.duration_ms`. JSON log lines carry the same fields, and each
+//! finished request is one line (target `mcpbox::request`). The guest call below is a child
+//! span (`runtime/sandbox/mod.rs`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResponse, GetPromptResponse, ReadResourceResponse};
+use rmcp::service::{RequestContext, RoleServer};
+use tracing::Instrument;
+use tracing::field::Empty;
+
+use super::access::Kind;
+use super::handler::Session;
+use crate::runtime::Catalog;
+use crate::telemetry::trace;
+
+/// What a request names: its tool, prompt or resource, under the conventions' attribute.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    Tool(&'a str),
+    Prompt(&'a str),
+    Resource(&'a str),
+}
+
+/// How a successful response ended, for `mcpbox.outcome`.
+pub(crate) trait Outcome {
+    fn outcome(&self) -> &'static str {
+        "ok"
+    }
+}
+
+impl Outcome for CallToolResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            CallToolResponse::Complete(result) if result.is_error == Some(true) => "tool_error",
+            CallToolResponse::Complete(_) => "ok",
+            CallToolResponse::InputRequired(_) => "input_required",
+            CallToolResponse::Task(_) => "task",
+            _ => "ok",
+        }
+    }
+}
+
+impl Outcome for GetPromptResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            GetPromptResponse::Complete(_) => "ok",
+            GetPromptResponse::InputRequired(_) => "input_required",
+            _ => "ok",
+        }
+    }
+}
+
+impl Outcome for ReadResourceResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            ReadResourceResponse::Complete(_) => "ok",
+            ReadResourceResponse::InputRequired(_) => "input_required",
+            _ => "ok",
+        }
+    }
+}
+
+impl Outcome for rmcp::model::CompleteResult {}
+
+impl Session {
+    /// Runs `work`, the handling of the `method` request naming `target`, in its span, and
+    /// records how it ended.
+    pub(crate) async fn traced<T: Outcome>(
+        &self,
+        method: &'static str,
+        target: Target<'_>,
+        plugin: Option<&str>,
+        context: &RequestContext<RoleServer>,
+        work: impl Future<Output = Result<T, McpError>>,
+    ) -> Result<T, McpError> {
+        let name = match target {
+            Target::Tool(name) | Target::Prompt(name) | Target::Resource(name) => format!("{method} {name}"),
+        };
+        let principal = self.principal(context);
+        // A root of its own unless the client's traceparent names one: never a child of
+        // the connection's long-lived span.
+        let span = tracing::info_span!(
+            target: "mcpbox::request",
+            parent: None,
+            "request",
+            "otel.name" = %name,
+            "otel.kind" = "server",
+            "otel.status_code" = Empty,
+            "mcp.method.name" = method,
+            "jsonrpc.request.id" = %request_id(&context.id),
+            "mcp.protocol.version" = context.protocol_version().as_ref().map(|v| v.as_str().to_owned()),
+            "gen_ai.operation.name" = Empty,
+            "gen_ai.tool.name" = Empty,
+            "gen_ai.prompt.name" = Empty,
+            "mcp.resource.uri" = Empty,
+            "mcpbox.plugin" = plugin,
+            "mcpbox.principal" = principal.as_ref().map(|p| &*p.caller().subject),
+            "mcpbox.outcome" = Empty,
+            "mcpbox.duration_ms" = Empty,
+            "error.type" = Empty,
+        );
+        match target {
+            Target::Tool(tool) => {
+                span.record("gen_ai.operation.name", "execute_tool");
+                span.record("gen_ai.tool.name", tool);
+            }
+            Target::Prompt(prompt) => {
+                span.record("gen_ai.prompt.name", prompt);
+            }
+            Target::Resource(uri) => {
+                span.record("mcp.resource.uri", uri);
+            }
+        }
+        let meta = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
+        trace::set_parent(&span, meta("traceparent"), meta("tracestate"));
+        let started = Instant::now();
+        let result = work.instrument(span.clone()).await;
+        let outcome = match &result {
+            Ok(response) => response.outcome(),
+            Err(error) => {
+                span.record("error.type", error.code.0);
+                span.record("otel.status_code", "error");
+                "error"
+            }
+        };
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        span.record("mcpbox.outcome", outcome);
+        span.record("mcpbox.duration_ms", duration_ms);
+        tracing::info!(target: "mcpbox::request", parent: &span, "request finished");
+        result
+    }
+}
+
+/// The plugin that serves the `kind` `name` in `catalog`, if any.
+pub(crate) fn plugin_of(catalog: &Catalog, kind: Kind, name: &str) -> Option<Arc<str>> {
+    let index = match kind {
+        Kind::Tool => catalog.tool(name).map(|entry| entry.plugin),
+        Kind::Prompt => catalog.prompt(name).map(|entry| entry.plugin),
+        Kind::Resource => catalog.resource_owner(name),
+    }?;
+    catalog.plugins().get(index).map(|plugin| plugin.name.clone())
+}
+
+/// A JSON-RPC id as the conventions write it (a number or a string, without quotes).
+fn request_id(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+    }
+}

@@ -1,0 +1,68 @@
+//! The subscriber every log line and span goes through: text or JSON lines on stderr (stdout
+//! is the stdio transport's), filtered by `MCPBOX_LOG`, and, with an OTLP endpoint, spans sent
+//! as OpenTelemetry traces.
+
+use anyhow::Result;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use super::trace;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text each, for people.
+    #[default]
+    Text,
+    /// One JSON object each, with the fields of the request's span (request, tool, plugin,
+    /// principal, outcome, duration), for log pipelines. Adds a line per finished request.
+    Json,
+}
+
+/// What `init` started; `shutdown` sends the spans still buffered.
+pub struct Telemetry {
+    traces: Option<trace::Exporting>,
+}
+
+impl Telemetry {
+    /// Sends what is buffered and stops exporting (call outside the async runtime: the
+    /// exporter blocks).
+    pub fn shutdown(self) {
+        if let Some(traces) = self.traces {
+            traces.shutdown();
+        }
+    }
+}
+
+/// The default filter: mcpbox at info, rmcp's chatter at warn; the line per finished request
+/// (target `mcpbox::request`) only in JSON, where a pipeline wants it.
+fn default_filter(format: LogFormat) -> EnvFilter {
+    let requests = if format == LogFormat::Json { "info" } else { "off" };
+    EnvFilter::new(format!("info,rmcp=warn,mcpbox::request={requests}"))
+}
+
+/// Installs the process's subscriber: `format` lines on stderr, and spans over OTLP/HTTP to
+/// `otlp_endpoint` when one is given (the collector's base URL; `/v1/traces` is added).
+pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry> {
+    let filter = EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| default_filter(format));
+    let text = (format == LogFormat::Text)
+        .then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false));
+    let json = (format == LogFormat::Json).then(|| {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_current_span(true)
+            .with_span_list(false)
+            .flatten_event(true)
+    });
+    let (traces, otel) = match otlp_endpoint {
+        Some(endpoint) => {
+            let (exporting, layer) = trace::exporting(endpoint)?;
+            (Some(exporting), Some(layer))
+        }
+        None => (None, None),
+    };
+    tracing_subscriber::registry().with(filter).with(text).with(json).with(otel).try_init()?;
+    Ok(Telemetry { traces })
+}
