@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 #[path = "common/echo_load.rs"]
+#[expect(dead_code, reason = "its table of unauthenticated targets (`compare`) is for the other benchmarks")]
 mod echo_load;
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]

@@ -13,14 +13,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 #[path = "common/echo_load.rs"]
 mod echo_load;
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]
 mod http_client;
-use echo_load::{mcpbox, median, run};
+use echo_load::{compare, mcpbox};
 
 /// A fleet of `replicas` started by scripts/fleet.sh in `dir`; its load balancer's URL.
 fn fleet(root: &Path, dir: &Path, replicas: usize) -> String {
@@ -61,35 +60,9 @@ fn main() {
     ];
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    for (_, url) in &targets {
-        runtime.block_on(run(url, None, 1, 0.2));
-    }
     println!("Stateless tools/call over Streamable HTTP: one mcpbox, and fleets behind HAProxy sharing Redis");
-    println!("({seconds} s per run, 3 interleaved runs, medians; latency in microseconds; 2 cores shared by all)");
-    println!(
-        "| {:<30} | {:>9} | {:>10} | {:>10} | {:>16} |",
-        "server", "in flight", "calls/s", "median", "latency vs alone"
-    );
-    println!("|{:-<32}|{:-<11}|{:-<12}|{:-<12}|{:-<18}|", "", "", "", "", "");
-    for lanes in [1, 16] {
-        let mut runs = vec![Vec::new(); targets.len()];
-        for _ in 0..3 {
-            for (i, (_, url)) in targets.iter().enumerate() {
-                runs[i].push(runtime.block_on(run(url, None, lanes, seconds)));
-            }
-        }
-        let summary = |runs: &[(f64, Duration)]| {
-            (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1.as_secs_f64() * 1e6).collect()))
-        };
-        let (_, base) = summary(&runs[0]);
-        for (i, (name, _)) in targets.iter().enumerate() {
-            let (rate, latency) = summary(&runs[i]);
-            println!(
-                "| {name:<30} | {lanes:>9} | {rate:>10.0} | {latency:>10.0} | {:>16} |",
-                format!("{:.2} ({:+.0} us)", latency / base, latency - base)
-            );
-        }
-    }
+    println!("(2 cores shared by all)");
+    compare(&runtime, &targets, &[1, 16], seconds, "alone");
     let _ = single.kill();
     let _ = single.wait();
     for dir in &dirs {

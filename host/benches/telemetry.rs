@@ -21,7 +21,7 @@ mod echo_load;
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]
 mod http_client;
-use echo_load::{mcpbox, mcpbox_with, median, run};
+use echo_load::{compare, mcpbox, mcpbox_with};
 
 /// A collector that answers every export with 200 and keeps nothing; its base URL.
 async fn null_collector() -> String {
@@ -63,35 +63,8 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
-    for (_, url) in &targets {
-        runtime.block_on(run(url, None, 1, 0.2));
-    }
     println!("Stateless tools/call over Streamable HTTP, telemetry off and each signal on");
-    println!("({seconds} s per run, 3 interleaved runs, medians; latency in microseconds)");
-    println!(
-        "| {:<30} | {:>9} | {:>10} | {:>10} | {:>14} |",
-        "server", "in flight", "calls/s", "median", "latency vs off"
-    );
-    println!("|{:-<32}|{:-<11}|{:-<12}|{:-<12}|{:-<16}|", "", "", "", "", "");
-    for lanes in [1, 16] {
-        let mut runs = vec![Vec::new(); targets.len()];
-        for _ in 0..3 {
-            for (i, (_, url)) in targets.iter().enumerate() {
-                runs[i].push(runtime.block_on(run(url, None, lanes, seconds)));
-            }
-        }
-        let summary = |runs: &[(f64, Duration)]| {
-            (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1.as_secs_f64() * 1e6).collect()))
-        };
-        let (_, base) = summary(&runs[0]);
-        for (i, (name, _)) in targets.iter().enumerate() {
-            let (rate, latency) = summary(&runs[i]);
-            println!(
-                "| {name:<30} | {lanes:>9} | {rate:>10.0} | {latency:>10.0} | {:>14} |",
-                format!("{:.2} ({:+.0} us)", latency / base, latency - base)
-            );
-        }
-    }
+    compare(&runtime, &targets, &[1, 16], seconds, "off");
     for mut server in servers {
         let _ = server.kill();
         let _ = server.wait();

@@ -22,7 +22,7 @@ pub(crate) struct Provider {
 
 impl Provider {
     pub(crate) fn start() -> Provider {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
         Provider::start_on(port, "first")
     }
 

@@ -72,14 +72,15 @@ async fn metrics_count_calls_by_outcome_pass_promtool_and_are_scraped_by_a_real_
     // A real Prometheus scrapes the listener and answers queries over what it stored.
     let target = url.trim_start_matches("http://").trim_end_matches("/metrics");
     let prometheus = Prometheus::scraping(target);
-    let up = prometheus.wait_for("up{job=\"mcpbox\"}", "1").await;
+    let up = prometheus.wait_for("up{job=\"mcpbox\"}", |v| v == "1").await;
     assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
-    let timeouts =
-        prometheus.wait_for("sum(mcpbox_tool_calls_total{outcome=\"timeout\",tool=\"chaos.loop_forever\"})", "1").await;
+    let timeouts = prometheus
+        .wait_for("sum(mcpbox_tool_calls_total{outcome=\"timeout\",tool=\"chaos.loop_forever\"})", |v| v == "1")
+        .await;
     assert_eq!(timeouts["data"]["result"][0]["value"][1], "1", "{timeouts}");
     let quantile =
         "histogram_quantile(0.5, sum by (le) (mcpbox_tool_call_duration_seconds_bucket{tool=\"chaos.echo\"}))";
-    let median = prometheus.wait_for(&format!("{quantile} < 1"), "").await;
+    let median = prometheus.wait_for(quantile, |v| v.parse::<f64>().is_ok_and(f64::is_finite)).await;
     let median: f64 = median["data"]["result"][0]["value"][1].as_str().unwrap_or("NaN").parse().unwrap();
     assert!(median > 0.0 && median < 1.0, "the median echo took {median} s");
     assert_still_serving(&mut server);
@@ -87,9 +88,9 @@ async fn metrics_count_calls_by_outcome_pass_promtool_and_are_scraped_by_a_real_
 
 #[tokio::test]
 async fn streamable_http_sessions_and_streams_are_counted_while_open() {
-    let (_server, url) =
+    let (server, url) =
         Server::start_http(&[fixture("echo").as_os_str(), "--metrics".as_ref(), "127.0.0.1:0".as_ref()]);
-    let metrics = metrics_url(&_server);
+    let metrics = metrics_url(&server);
     let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
     let response = post(&url, &init, &[]).await;
@@ -130,8 +131,11 @@ async fn streamable_http_sessions_and_streams_are_counted_while_open() {
 #[test]
 fn spans_reach_an_otlp_receiver_as_children_of_the_clients_span() {
     let receiver = Receiver::start();
-    let mut server =
-        Server::start(&[fixture("chaos").as_os_str(), "--otlp-endpoint".as_ref(), receiver.endpoint.as_ref()]);
+    // Spans go out whatever the log level lets through.
+    let mut server = Server::start_with_env(
+        &[fixture("chaos").as_os_str(), "--otlp-endpoint".as_ref(), receiver.endpoint.as_ref()],
+        &[("MCPBOX_LOG", "warn")],
+    );
     server.initialize("2025-06-18", json!({}));
     let (trace, client_span) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
     let traced = json!({ "name": "chaos.echo", "arguments": { "value": "traced" },

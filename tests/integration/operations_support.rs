@@ -29,11 +29,6 @@ pub(crate) fn tool(name: &str) -> PathBuf {
     tools.get(name).unwrap_or_else(|| panic!("setup-operations.sh printed no {name}")).clone()
 }
 
-/// A free loopback port.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// The address `--metrics 127.0.0.1:0` bound, from mcpbox's log.
 pub(crate) fn metrics_url(server: &Server) -> String {
     assert!(server.wait_for_log("metrics at ", WAIT), "no metrics listener:\n{}", server.stderr());
@@ -84,9 +79,10 @@ impl Prometheus {
         Prometheus { _process: Running(child), _dir: dir, api: format!("http://127.0.0.1:{port}/api/v1") }
     }
 
-    /// The first sample's value of `query` once it has one equal to `want`, or what it last
-    /// answered after 40 s (Prometheus starts, then scrapes every second).
-    pub(crate) async fn wait_for(&self, query: &str, want: &str) -> Value {
+    /// The answer to `query` once its first sample's value (a string, as Prometheus sends it)
+    /// satisfies `wanted`, or what it last answered after 40 s (Prometheus starts, then scrapes
+    /// every second).
+    pub(crate) async fn wait_for(&self, query: &str, wanted: impl Fn(&str) -> bool) -> Value {
         let end = Instant::now() + Duration::from_secs(40);
         loop {
             let answer = http_client().get(format!("{}/query", self.api)).query(&[("query", query)]).send().await;
@@ -94,7 +90,7 @@ impl Prometheus {
                 Ok(response) => response.json().await.unwrap_or_default(),
                 Err(_) => Value::Null,
             };
-            if answer["data"]["result"][0]["value"][1] == want || Instant::now() > end {
+            if answer["data"]["result"][0]["value"][1].as_str().is_some_and(&wanted) || Instant::now() > end {
                 return answer;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;

@@ -34,7 +34,7 @@ impl Proxy {
         assert!(setup.status.success(), "setting up nginx failed: {}", String::from_utf8_lossy(&setup.stderr));
         let nginx = String::from_utf8(setup.stdout).unwrap().trim().to_owned();
         let dir = temp_dir();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
         let d = dir.path().display();
         let config = format!(
             "daemon off; master_process off; worker_processes 1; pid {d}/nginx.pid; error_log stderr notice;

@@ -56,7 +56,7 @@ impl Registry {
         assert!(setup.status.success(), "setting up the registry failed: {}", String::from_utf8_lossy(&setup.stderr));
         let binary = String::from_utf8(setup.stdout).unwrap().trim().to_owned();
         let dir = temp_dir();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
         let host = format!("127.0.0.1:{port}");
         let config = dir.path().join("config.yml");
         std::fs::write(

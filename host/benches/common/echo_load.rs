@@ -74,3 +74,35 @@ pub fn mcpbox_with(root: &Path, extra: &[std::ffi::OsString]) -> (Child, String)
     let url = served_url(&mut child);
     (child, url)
 }
+
+/// The table of the benchmarks that compare servers: each of `targets` (a name, a URL) at
+/// each of `lanes` in flight, 3 interleaved repetitions of `seconds`, medians, and the latency
+/// as a ratio to the first target's (`vs` names it in the header).
+pub fn compare(runtime: &tokio::runtime::Runtime, targets: &[(&str, String)], lanes: &[usize], seconds: f64, vs: &str) {
+    for (_, url) in targets {
+        runtime.block_on(run(url, None, 1, 0.2));
+    }
+    println!("({seconds} s per run, 3 interleaved runs, medians; latency in microseconds)");
+    let vs = format!("latency vs {vs}");
+    println!("| {:<30} | {:>9} | {:>10} | {:>10} | {vs:>16} |", "server", "in flight", "calls/s", "median");
+    println!("|{:-<32}|{:-<11}|{:-<12}|{:-<12}|{:-<18}|", "", "", "", "", "");
+    for &lanes in lanes {
+        let mut runs = vec![Vec::new(); targets.len()];
+        for _ in 0..3 {
+            for (i, (_, url)) in targets.iter().enumerate() {
+                runs[i].push(runtime.block_on(run(url, None, lanes, seconds)));
+            }
+        }
+        let summary = |runs: &[(f64, Duration)]| {
+            (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1.as_secs_f64() * 1e6).collect()))
+        };
+        let (_, base) = summary(&runs[0]);
+        for (i, (name, _)) in targets.iter().enumerate() {
+            let (rate, latency) = summary(&runs[i]);
+            println!(
+                "| {name:<30} | {lanes:>9} | {rate:>10.0} | {latency:>10.0} | {:>16} |",
+                format!("{:.2} ({:+.0} us)", latency / base, latency - base)
+            );
+        }
+    }
+}

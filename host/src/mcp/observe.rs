@@ -83,28 +83,27 @@ impl Session {
         context: &RequestContext<RoleServer>,
         work: impl Future<Output = Result<T, McpError>>,
     ) -> Result<T, McpError> {
-        let name = match target {
-            Target::Tool(name) | Target::Prompt(name) | Target::Resource(name) => format!("{method} {name}"),
-        };
-        let principal = self.principal(context);
+        let (Target::Tool(name) | Target::Prompt(name) | Target::Resource(name)) = target;
         // A root of its own unless the client's traceparent names one: never a child of
-        // the connection's long-lived span.
+        // the connection's long-lived span. Its fields are computed only when some layer wants
+        // the span (JSON logs, traces), not for every request.
         let span = tracing::info_span!(
             target: "mcpbox::request",
             parent: None,
             "request",
-            "otel.name" = %name,
+            "otel.name" = %format_args!("{method} {name}"),
             "otel.kind" = "server",
             "otel.status_code" = Empty,
             "mcp.method.name" = method,
-            "jsonrpc.request.id" = %request_id(&context.id),
-            "mcp.protocol.version" = context.protocol_version().as_ref().map(|v| v.as_str().to_owned()),
+            // A number or a string, without quotes (the conventions' form).
+            "jsonrpc.request.id" = %context.id,
+            "mcp.protocol.version" = context.protocol_version().as_ref().map(|v| v.as_str()),
             "gen_ai.operation.name" = Empty,
             "gen_ai.tool.name" = Empty,
             "gen_ai.prompt.name" = Empty,
             "mcp.resource.uri" = Empty,
             "mcpbox.plugin" = plugin,
-            "mcpbox.principal" = principal.as_ref().map(|p| &*p.caller().subject),
+            "mcpbox.principal" = self.principal(context).as_ref().map(|p| &*p.caller().subject),
             "mcpbox.outcome" = Empty,
             "mcpbox.duration_ms" = Empty,
             "error.type" = Empty,
@@ -149,12 +148,4 @@ pub(crate) fn plugin_of(catalog: &Catalog, kind: Kind, name: &str) -> Option<Arc
         Kind::Resource => catalog.resource_owner(name),
     }?;
     catalog.plugins().get(index).map(|plugin| plugin.name.clone())
-}
-
-/// A JSON-RPC id as the conventions write it (a number or a string, without quotes).
-fn request_id(id: &rmcp::model::RequestId) -> String {
-    match id {
-        rmcp::model::NumberOrString::Number(n) => n.to_string(),
-        rmcp::model::NumberOrString::String(s) => s.to_string(),
-    }
 }

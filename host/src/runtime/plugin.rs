@@ -60,6 +60,16 @@ impl Plugin {
     /// a slot is free. The result is charged to the budget that everything the call emitted
     /// while it ran was charged to, then takes its share of the output all calls may hold.
     pub(crate) async fn invoke<I: Invocation>(&self, scope: CallScope, invocation: I) -> Result<I::Output, CallError> {
+        self.invoke_sized(scope, invocation).await.map(|(output, _)| output)
+    }
+
+    /// [`Plugin::invoke`], with the output's size as charged (its JSON on the wire), for the
+    /// metrics that count it without measuring it again.
+    pub(crate) async fn invoke_sized<I: Invocation>(
+        &self,
+        scope: CallScope,
+        invocation: I,
+    ) -> Result<(I::Output, usize), CallError> {
         // The guest call's span, a child of the request's (mcp/observe.rs): its limits, and
         // what it took of them.
         let span = tracing::info_span!(
@@ -87,7 +97,7 @@ impl Plugin {
         mut scope: CallScope,
         invocation: I,
         span: &tracing::Span,
-    ) -> Result<I::Output, CallError> {
+    ) -> Result<(I::Output, usize), CallError> {
         let _slot = match &self.slots {
             Some(slots) => {
                 let wait = tokio::time::timeout(self.limits.timeout, slots.clone().acquire_owned());
@@ -133,7 +143,7 @@ impl Plugin {
         if let Some(hold) = hold {
             hold.keep(share);
         }
-        Ok(value)
+        Ok((value, size))
     }
 
     /// The directories this plugin's call sees: the shared roots the session grants (if the

@@ -3,9 +3,9 @@
 //! as OpenTelemetry traces.
 
 use anyhow::Result;
-use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer, Registry};
 
 use super::trace;
 
@@ -45,17 +45,18 @@ fn default_filter(format: LogFormat) -> EnvFilter {
 /// Installs the process's subscriber: `format` lines on stderr, and spans over OTLP/HTTP to
 /// `otlp_endpoint` when one is given (the collector's base URL; `/v1/traces` is added).
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry> {
+    // The log level filters the lines only: spans go to the exporter whatever it says.
     let filter = EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| default_filter(format));
-    let text = (format == LogFormat::Text)
-        .then(|| tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false));
-    let json = (format == LogFormat::Json).then(|| {
-        tracing_subscriber::fmt::layer()
+    let lines: Box<dyn Layer<Registry> + Send + Sync> = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
             .with_writer(std::io::stderr)
             .with_current_span(true)
             .with_span_list(false)
             .flatten_event(true)
-    });
+            .boxed(),
+    };
     let (traces, otel) = match otlp_endpoint {
         Some(endpoint) => {
             let (exporting, layer) = trace::exporting(endpoint)?;
@@ -63,6 +64,6 @@ pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry>
         }
         None => (None, None),
     };
-    tracing_subscriber::registry().with(filter).with(text).with(json).with(otel).try_init()?;
+    tracing_subscriber::registry().with(lines.with_filter(filter)).with(otel).try_init()?;
     Ok(Telemetry { traces })
 }

@@ -185,15 +185,19 @@ impl Metrics {
     }
 }
 
-/// An open session or stream, counted until dropped.
+/// Something open (a session, a stream, an instance running a call), counted until dropped.
 pub(crate) struct Open(IntGauge);
 
 impl Open {
     /// Counts one more open in `gauge` until the returned value is dropped.
     pub(crate) fn count(gauge: &IntGaugeVec, transport: &str) -> Open {
-        let gauge = gauge.with_label_values(&[transport]);
+        Open::gauge(&gauge.with_label_values(&[transport]))
+    }
+
+    /// Counts one more in `gauge` until the returned value is dropped.
+    pub(crate) fn gauge(gauge: &IntGauge) -> Open {
         gauge.inc();
-        Open(gauge)
+        Open(gauge.clone())
     }
 }
 

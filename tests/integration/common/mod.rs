@@ -443,3 +443,8 @@ pub fn refused_start(mut command: Command) -> String {
     assert!(!status.success(), "exited successfully: {stderr}");
     stderr
 }
+
+/// A loopback port free now, for a server the test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::blocks::{Block, Mode, blocks};
-use crate::common::{guests, repo_root};
+use crate::common::{free_port, guests, repo_root};
 
 /// A document's workspace; background processes end with it.
 pub struct Workspace {
@@ -40,10 +40,6 @@ impl Drop for Workspace {
             let _ = child.wait();
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Workspace {

@@ -4,7 +4,6 @@
 
 use super::{Catalog, OwnedUris};
 use crate::runtime::bindings::{completion, prompts, resources, tools, types};
-use crate::runtime::budget::wire_len;
 use crate::runtime::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
 use crate::telemetry::metrics::metrics;
@@ -38,18 +37,20 @@ impl Catalog {
         let local = entry.item.descriptor.name.clone();
         let started = std::time::Instant::now();
         let result = match plugin.plain.iter().find(|(tool, _)| *tool == local) {
-            Some((_, function)) => plugin.invoke(scope, CallPlain { function: function.clone(), arguments }).await,
-            None => plugin.invoke(scope, CallTool { name: local.clone(), arguments }).await,
+            Some((_, function)) => {
+                plugin.invoke_sized(scope, CallPlain { function: function.clone(), arguments }).await
+            }
+            None => plugin.invoke_sized(scope, CallTool { name: local.clone(), arguments }).await,
         };
         // Counted under the name it is served as: the one clients and dashboards know.
         let (outcome, output_bytes) = match &result {
-            Ok(Ok(result)) if result.is_error => ("tool_error", wire_len(result)),
-            Ok(Ok(result)) => ("ok", wire_len(result)),
-            Ok(Err(_)) => ("tool_error", 0),
+            Ok((Ok(result), size)) if result.is_error => ("tool_error", *size),
+            Ok((Ok(_), size)) => ("ok", *size),
+            Ok((Err(_), size)) => ("tool_error", *size),
             Err(error) => (error.kind(), 0),
         };
         metrics().tool_call(&plugin.name, name, outcome, started.elapsed(), output_bytes);
-        let result = result?;
+        let (result, _) = result?;
         let plugin = plugin.name.clone();
         if let Ok(result) = &result
             && let Some(problem) = entry.item.output_problem(result)

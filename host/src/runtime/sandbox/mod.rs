@@ -37,7 +37,7 @@ use crate::runtime::budget::CallBudget;
 use crate::runtime::guest_io::{GuestOutput, StreamKind};
 use crate::runtime::limits::{Limits, MAX_TIMEOUT};
 use crate::runtime::policy::Policy;
-use crate::telemetry::metrics::metrics;
+use crate::telemetry::metrics::{Open, metrics};
 
 /// When something given `timeout` from now must stop. `Limits` are validated to at most a day;
 /// the fallback only guards the arithmetic.
@@ -80,7 +80,8 @@ pub(crate) async fn run_call<R: Send>(
     let deadline = deadline_after(limits.timeout);
     let cancel = scope.cancel.clone();
     let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
-    let _in_use = InUse::count();
+    // Counted until the call ends, a call's future dropped midway included.
+    let _in_use = Open::gauge(&metrics().instances_in_use);
     let (mut store, made) = match ready {
         Some(Ready { mut store, instance }) => {
             builder.arm(&mut store, scope)?;
@@ -129,21 +130,4 @@ pub(crate) async fn run_call<R: Send>(
         }
     }
     result
-}
-
-/// An instance running a call, counted in `mcpbox_instances_in_use` until dropped (a call's
-/// future dropped midway included).
-struct InUse;
-
-impl InUse {
-    fn count() -> InUse {
-        metrics().instances_in_use.inc();
-        InUse
-    }
-}
-
-impl Drop for InUse {
-    fn drop(&mut self) {
-        metrics().instances_in_use.dec();
-    }
 }
