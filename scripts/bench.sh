@@ -5,6 +5,10 @@
 #                             stateless) and WebSocket (against the native stdio), start-up and
 #                             memory with 1 and 50 plugins; Python and JavaScript plugins vs the
 #                             Python SDK's own server; medians of 3 interleaved runs, with ratios
+#   scripts/bench.sh builds OLD  this checkout's release build against another mcpbox binary
+#                             OLD (a build of the commit before a change), both serving the echo
+#                             plugin: the compare rows, each median against the other build's
+#                             min-max over the interleaved runs
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh auth     the cost of checking an OAuth access token per request ([auth]
@@ -28,6 +32,11 @@ case "${1:-compare}" in
     cargo build --release -p mcpbox
     scripts/bench-plugins.sh target/release/mcpbox
     cargo bench -p mcpbox --bench compare ;;
+  builds)
+    [ -x "${2:-}" ] || { echo "usage: $0 builds OLD_MCPBOX_BINARY" >&2; exit 2; }
+    baseline=$(realpath "$2")
+    cargo build --release -p mcpbox
+    BENCH_BASELINE=$baseline cargo bench -p mcpbox --bench compare ;;
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
   auth) cargo bench -p mcpbox --bench auth_overhead ;;
@@ -40,5 +49,5 @@ case "${1:-compare}" in
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|latency|http|auth|fleet|telemetry|startup|examples|reference]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|examples|reference]" >&2; exit 2 ;;
 esac

@@ -6,11 +6,20 @@
 #
 #   scripts/build-image.sh [OUT]   OUT: an OCI archive [default: target/mcpbox-image.tar]
 #
-# MCPBOX=path picks the binary [default: a release build, made here]. Prints OUT and the
-# image's size. Needs root (buildah's chroot isolation), as CI and the tests have.
+# MCPBOX=path picks the binary [default: a release build, made here]; a fail-point build (the
+# test suite's) is refused. Prints OUT and the image's size. Needs root (buildah's chroot
+# isolation), as CI and the tests have.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/mcpbox-image.tar}
+# Never an image of a fail-point build (scripts/no-failpoints.sh), but in the test suite's own
+# image test (MCPBOX_TEST_FAILPOINTS=1, which that binary needs to run at all).
+product_check() {
+  [ "${MCPBOX_TEST_FAILPOINTS:-}" = 1 ] || "$root/scripts/no-failpoints.sh" "$1"
+}
+if [ -n "${MCPBOX:-}" ]; then
+  product_check "$MCPBOX"
+fi
 eval "$("$root/scripts/setup-operations.sh" | grep -E '^(BUILDAH|MMDEBSTRAP)=')"
 tools=$(dirname "$(dirname "$(dirname "$BUILDAH")")")
 export LD_LIBRARY_PATH="$tools/usr/lib/x86_64-linux-gnu:$tools/lib/x86_64-linux-gnu"
@@ -19,6 +28,7 @@ export PATH="$tools/usr/bin:$PATH"
 if [ -z "${MCPBOX:-}" ]; then
   cargo build --release --quiet -p mcpbox --manifest-path "$root/Cargo.toml"
   MCPBOX="$root/target/release/mcpbox"
+  product_check "$MCPBOX"
 fi
 work=$(mktemp -d)
 storage="$work/storage"

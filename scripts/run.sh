@@ -6,4 +6,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-guests.sh" >&2
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p mcpbox >&2
+"$root/scripts/no-failpoints.sh" "$root/target/release/mcpbox"
 exec "$root/target/release/mcpbox" serve --config "$root/target/plugins/mcpbox.toml" --root "$PWD" "$@"

@@ -14,7 +14,10 @@
 //! Every row runs `BENCH_REPS` times (default 3), the servers alternating which goes first, and
 //! each cell is the median of the repetitions. `BENCH_SECONDS` sets the time per run (default
 //! 2); `BENCH_ROWS` keeps the rows whose label contains it; `BENCH_MCPBOX` runs another
-//! `mcpbox` binary under the same driver (to compare two builds of mcpbox).
+//! `mcpbox` binary under the same driver. `BENCH_BASELINE` (`scripts/bench.sh builds OLD`)
+//! compares two builds of mcpbox: that binary, serving the same echo plugin, stands where the
+//! native server does, and each median of calls/s is checked against the min-max of the
+//! other build's runs.
 
 #![expect(
     clippy::unwrap_used,
@@ -61,6 +64,11 @@ fn mcpbox_program() -> PathBuf {
 }
 
 /// `mcpbox serve PATHS` calling `tool`, from the benchmark's compile cache.
+/// Another build of mcpbox to compare with (`BENCH_BASELINE`), in place of the native server.
+fn baseline() -> Option<PathBuf> {
+    std::env::var_os("BENCH_BASELINE").map(PathBuf::from)
+}
+
 fn mcpbox_serving(paths: &[&Path], tool: &str, arguments: serde_json::Value, answer: &str) -> Server {
     let mut args = vec!["serve".to_owned(), "--no-watch".to_owned()];
     args.extend(paths.iter().map(|p| p.display().to_string()));
@@ -74,9 +82,9 @@ fn mcpbox_serving(paths: &[&Path], tool: &str, arguments: serde_json::Value, ans
     }
 }
 
-fn print_header(first: &str) {
+fn print_header(first: &str, other: &str) {
     println!(
-        "| {first} | in flight | mcpbox calls/s | native calls/s | ratio | mcpbox p50 | native p50 | ratio | mcpbox p99 | native p99 | ratio | mcpbox CPU/call | native CPU/call | ratio |"
+        "| {first} | in flight | mcpbox calls/s | {other} calls/s | ratio | mcpbox p50 | {other} p50 | ratio | mcpbox p99 | {other} p99 | ratio | mcpbox CPU/call | {other} CPU/call | ratio |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 }
@@ -106,22 +114,39 @@ fn main() {
     let root = repo_root();
     let echo = root.join("target/test-plugins/echo.wasm");
     let native = root.join("target/release/examples/native_echo");
-    assert!(echo.exists() && native.exists(), "run scripts/bench.sh compare (builds the echo plugin and native_echo)");
+    let baseline = baseline();
+    assert!(
+        echo.exists() && (native.exists() || baseline.is_some()),
+        "run scripts/bench.sh compare (builds the echo plugin and native_echo)"
+    );
     let hello = json!({ "text": "hello" });
     let sandboxed = mcpbox_serving(&[&echo], "echo.echo", hello.clone(), "hello");
-    let native = Server {
-        program: native,
-        args: vec![],
-        env: vec![],
-        tool: "echo".into(),
-        arguments: hello,
-        answer: "hello".into(),
+    let (native, other) = match &baseline {
+        Some(program) => {
+            (Server { program: program.clone(), ..mcpbox_serving(&[&echo], "echo.echo", hello, "hello") }, "baseline")
+        }
+        None => {
+            let native = Server {
+                program: native,
+                args: vec![],
+                env: vec![],
+                tool: "echo".into(),
+                arguments: hello,
+                answer: "hello".into(),
+            };
+            (native, "native")
+        }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 
-    println!("mcpbox (sandboxed echo plugin) vs native rmcp server (same echo)");
+    match &baseline {
+        Some(program) => {
+            println!("mcpbox against another build of it, {}, both serving the echo plugin", program.display())
+        }
+        None => println!("mcpbox (sandboxed echo plugin) vs native rmcp server (same echo)"),
+    }
     println!(
-        "{seconds} s per run, median of {reps} interleaved runs; latency and CPU per call in microseconds; ratio = mcpbox / native\n"
+        "{seconds} s per run, median of {reps} interleaved runs; latency and CPU per call in microseconds; ratio = mcpbox / {other}\n"
     );
     let rows: Vec<(&str, Lane)> = vec![
         ("stdio", Lane::Stdio),
@@ -156,7 +181,9 @@ fn main() {
                     Lane::Http { modern } => {
                         runtime.block_on(load::run_http(child.id(), url, server, modern, lanes, seconds))
                     }
-                    Lane::WebSocket if mine => runtime.block_on(load::run_ws(child.id(), url, server, lanes, seconds)),
+                    Lane::WebSocket if mine || baseline.is_some() => {
+                        runtime.block_on(load::run_ws(child.id(), url, server, lanes, seconds))
+                    }
                     Lane::WebSocket => load::run_stdio(server, lanes, seconds).0,
                 }
             };
@@ -172,9 +199,12 @@ fn main() {
             results[i].1.push(b);
         }
     }
-    print_header("transport");
+    print_header("transport", other);
     for (&(label, _, lanes), (a, b)) in rows.iter().zip(&results) {
         print_row(label, lanes, median(a), median(b));
+    }
+    if baseline.is_some() {
+        print_ranges(&rows, &results);
     }
     let http_peak_a = load::memory_kib(http_a.id(), "VmHWM:");
     let http_peak_b = load::memory_kib(http_b.id(), "VmHWM:");
@@ -183,7 +213,7 @@ fn main() {
         let _ = child.wait();
     }
 
-    start_up_and_memory(&root, &sandboxed, &native, &echo, reps);
+    start_up_and_memory(&root, (&sandboxed, &native, other), &echo, reps);
     if peak_a > 0 {
         println!(
             "| stdio, peak (VmHWM) after the load runs | {peak_a} KiB | {peak_b} KiB | {:.2} |",
@@ -194,15 +224,39 @@ fn main() {
         "| HTTP, peak (VmHWM) after the load runs | {http_peak_a} KiB | {http_peak_b} KiB | {:.2} |",
         ratio(http_peak_a, http_peak_b)
     );
-    interpreters(&root, seconds, reps);
+    if baseline.is_none() {
+        interpreters(&root, seconds, reps);
+    }
+}
+
+/// Two builds of mcpbox: each build's median calls/s, with the min-max of its runs, and whether
+/// each median falls inside the other build's min-max (no difference the runs can tell).
+fn print_ranges(rows: &[(&str, Lane, usize)], results: &[(Vec<Stats>, Vec<Stats>)]) {
+    let range = |runs: &[Stats]| {
+        let rates = runs.iter().map(|s| s.rate);
+        (median(runs).rate, rates.clone().fold(f64::INFINITY, f64::min), rates.fold(0.0, f64::max))
+    };
+    println!(
+        "\n| transport | in flight | mcpbox calls/s: median (min-max) | baseline calls/s: median (min-max) | each median inside the other's min-max |"
+    );
+    println!("|---|---:|---:|---:|---|");
+    for (&(label, _, lanes), (a, b)) in rows.iter().zip(results) {
+        let ((a_mid, a_min, a_max), (b_mid, b_min, b_max)) = (range(a), range(b));
+        let inside = (b_min..=b_max).contains(&a_mid) && (a_min..=a_max).contains(&b_mid);
+        println!(
+            "| {label} | {lanes} | {a_mid:.0} ({a_min:.0}-{a_max:.0}) | {b_mid:.0} ({b_min:.0}-{b_max:.0}) | {} |",
+            if inside { "yes" } else { "no" }
+        );
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
     a as f64 / b as f64
 }
 
-/// Start-up and RSS after start with one plugin and with 50, interleaved with the native server.
-fn start_up_and_memory(root: &Path, sandboxed: &Server, native: &Server, echo: &Path, reps: usize) {
+/// Start-up and RSS after start with one plugin and with 50, interleaved with the native server
+/// (or the baseline build, `other`).
+fn start_up_and_memory(root: &Path, (sandboxed, native, other): (&Server, &Server, &str), echo: &Path, reps: usize) {
     let fifty = root.join("target/bench-fifty-plugins");
     std::fs::create_dir_all(&fifty).unwrap();
     for n in 0..50 {
@@ -225,7 +279,7 @@ fn start_up_and_memory(root: &Path, sandboxed: &Server, native: &Server, echo: &
     let ((one_time, one_rss), (native_time, native_rss), (fifty_time, fifty_rss)) =
         (mid(&mut one), mid(&mut natives), mid(&mut fifties));
     let uncached = load::start_up(sandboxed, &["--no-cache"], 3).0;
-    println!("\n| start-up and memory | mcpbox | native | ratio |");
+    println!("\n| start-up and memory | mcpbox | {other} | ratio |");
     println!("|---|---:|---:|---:|");
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
@@ -264,7 +318,7 @@ fn interpreters(root: &Path, seconds: f64, reps: usize) {
         answer: "Hello, Ann".into(),
     };
     println!("\nthe `greet` tool of `mcpbox new --lang python|js` vs the official Python SDK's server (stdio)\n");
-    print_header("plugin");
+    print_header("plugin", "native");
     for (label, server) in &servers {
         for lanes in [1, 8] {
             let (mut a, mut b) = (Vec::new(), Vec::new());

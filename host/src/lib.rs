@@ -10,10 +10,13 @@
 //! - [`runtime`]: plugins, the sandbox and the catalog, which know nothing of MCP's wire types;
 //! - `registry`: `oci://` plugins pulled, pinned and verified (beside the runtime);
 //! - `fleet`: the state replicas share through Redis, behind the runtime's traits;
-//! - `telemetry`: metrics, traces and the log subscriber, used by every layer, using none.
+//! - `telemetry`: metrics, traces and the log subscriber, used by every layer, using none;
+//! - [`failpoint`]: the switches that turn a protection off in the test suite's build only,
+//!   used by every layer, using none.
 
 pub mod cli;
 pub(crate) mod config;
+pub mod failpoint;
 pub(crate) mod fleet;
 mod hex;
 pub(crate) mod mcp;

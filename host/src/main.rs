@@ -11,7 +11,10 @@ use std::os::unix::process::CommandExt;
 const MMAP_THRESHOLD: (&str, &str) = ("MALLOC_MMAP_THRESHOLD_", "1048576");
 
 fn main() -> std::process::ExitCode {
-    if cfg!(target_os = "linux") && std::env::var_os(MMAP_THRESHOLD.0).is_none() {
+    if cfg!(target_os = "linux")
+        && std::env::var_os(MMAP_THRESHOLD.0).is_none()
+        && !mcpbox::switched_off!("host.mmap-threshold")
+    {
         let mut args = std::env::args_os();
         if let (Ok(exe), Some(_)) = (std::env::current_exe(), args.next()) {
             // Returns only if the exec failed; then mcpbox runs as it is.

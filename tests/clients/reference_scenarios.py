@@ -158,7 +158,7 @@ class Memory(Scenario):
 
     async def mcpbox_alone(self, session):
         """The two memory files are the same (the reference has finished; mcpbox's calls are
-        done), then: concurrent writers never lose an update, 24 calls at once each add an
+        done), then: concurrent writers never lose an update, 64 calls at once each add an
         observation."""
         import asyncio
 
@@ -169,11 +169,11 @@ class Memory(Scenario):
 
         await session.call_tool("create_entities", {"entities": [{"name": "Counter", "entityType": "test", "observations": []}]})
         add = lambda n: session.call_tool("add_observations", {"observations": [{"entityName": "Counter", "contents": [f"tick {n}"]}]})
-        results = await asyncio.gather(*(add(n) for n in range(24)))
+        results = await asyncio.gather(*(add(n) for n in range(64)))
         failed = [r for r in results if r.is_error]
         graph = (await session.call_tool("open_nodes", {"names": ["Counter"]})).structured_content
         kept = set(graph["entities"][0]["observations"]) if graph and graph["entities"] else set()
-        missing = {f"tick {n}" for n in range(24)} - kept
+        missing = {f"tick {n}" for n in range(64)} - kept
         if failed or missing:
             return [f"concurrent add_observations: {len(failed)} failed, lost {sorted(missing)}"]
         return []

@@ -217,7 +217,11 @@ pub(crate) async fn task(url: &str, id: &str) -> Value {
 
 /// Polls task `id` on `url` until `done` holds (at most 20 s).
 pub(crate) async fn wait_task(url: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let end = Instant::now() + Duration::from_secs(20);
+    wait_task_until(url, id, Instant::now() + Duration::from_secs(20), done).await
+}
+
+/// Polls task `id` on `url` until `done` holds or `end` passes; the task as it then is.
+pub(crate) async fn wait_task_until(url: &str, id: &str, end: Instant, done: impl Fn(&Value) -> bool) -> Value {
     loop {
         let task = task(url, id).await;
         if done(&task) || Instant::now() > end {

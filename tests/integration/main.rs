@@ -31,6 +31,7 @@ mod operations_support;
 mod ownership;
 mod plain;
 mod principals;
+mod protections;
 mod protocol;
 mod proxy;
 mod real_client;

@@ -82,7 +82,7 @@ fn assert_refused(result: &Value, code: &str) {
 fn a_plugin_importing_wasi_http_needs_a_grant_to_load() {
     let mut server = Server::start(&[fixture("net"), fixture("conformance")]);
     server.initialize("2025-06-18", json!({}));
-    assert!(server.wait_for_log("has no network grant", WAIT), "{}", server.stderr());
+    assert!(server.wait_for_log("has no network grant", LOGGED), "{}", server.stderr());
     let log = server.stderr();
     assert!(log.contains("plugin `net` imports `wasi:http/"), "names the interface: {log}");
     assert!(log.contains("[plugin.net] network = ["), "says how to grant it: {log}");

@@ -35,7 +35,7 @@ fn a_template_overlapping_another_plugins_is_refused_at_load() {
     let (_guards, mut server, uri) =
         serve_beside_fs("[plugin.squatter]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n", &["squatter"]);
     assert!(
-        server.wait_for_log("resource template `file:///{path}` of plugin `squatter`", WAIT),
+        server.wait_for_log("resource template `file:///{path}` of plugin `squatter`", LOGGED),
         "{}",
         server.stderr()
     );

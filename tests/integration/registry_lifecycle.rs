@@ -23,12 +23,12 @@ fn publish_hello_with_policy(work: &Workspace, reference: &str) -> String {
     work.publish(file, reference)
 }
 
-/// Polls the server's tool names until `done` holds for them, for 20 s: following the lock
+/// Polls the server's tool names until `done` holds for them, for 10 s: following the lock
 /// takes well under a second (the new version is in the store already; compiling the small
-/// fixture is the rest), and a shorter wait than `WAIT` keeps the mutation run that switches
-/// following off from idling a minute.
+/// fixture is the rest), and a shorter wait than `WAIT` keeps the proof that switches
+/// following off (`registry.server-follows-lock`) from idling.
 fn wait_for_tools(server: &mut Server, done: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let names = tool_names(server);
         if done(&names) || Instant::now() > deadline {

@@ -58,7 +58,7 @@ async fn https_serves_and_a_renewed_certificate_is_picked_up_without_a_restart()
     let dir = temp_dir();
     let first = certificate(dir.path(), "first");
     let (cert, key) = (dir.path().join("first.crt"), dir.path().join("first.key"));
-    let (_server, url) = Server::start_http(&[
+    let (server, url) = Server::start_http(&[
         fixture("conformance").as_os_str(),
         "--tls-cert".as_ref(),
         cert.as_os_str(),
@@ -76,7 +76,10 @@ async fn https_serves_and_a_renewed_certificate_is_picked_up_without_a_restart()
     std::fs::copy(dir.path().join("second.key"), &key).unwrap();
     std::fs::copy(dir.path().join("second.crt"), &cert).unwrap();
     let renewed = trusting(second);
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // Once the watcher has read the new pair (a debounced file event; it logs it), within
+    // moments.
+    assert!(server.wait_for_log("TLS certificate reloaded", Duration::from_secs(10)), "{}", server.stderr());
+    let deadline = Instant::now() + Duration::from_secs(3);
     while list_tools(&renewed, &url).await.is_err() {
         assert!(Instant::now() < deadline, "the renewed certificate was not picked up");
         tokio::time::sleep(Duration::from_millis(100)).await;

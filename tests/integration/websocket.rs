@@ -63,7 +63,8 @@ pub(crate) async fn response(socket: &mut Socket, id: i64) -> Value {
     }
 }
 
-/// The close frame's code and reason.
+/// The close frame's code and reason; a message instead (an answer to what should have been
+/// refused) fails at once.
 pub(crate) async fn closed_with(socket: &mut Socket) -> (u16, String) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -71,6 +72,9 @@ pub(crate) async fn closed_with(socket: &mut Socket) -> (u16, String) {
         match frame {
             Some(Ok(Message::Close(Some(close)))) => return (close.code.into(), close.reason.to_string()),
             Some(Ok(Message::Close(None))) | None => panic!("closed without a code"),
+            Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
+                panic!("a message instead of a close: {message:?}")
+            }
             Some(Ok(_)) => {}
             Some(Err(e)) => panic!("socket failed before its close frame: {e}"),
         }

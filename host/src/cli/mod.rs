@@ -24,7 +24,7 @@ use crate::telemetry::LogFormat;
 
 /// Serve MCP tools, resources and prompts from sandboxed WebAssembly components.
 #[derive(Parser)]
-#[command(version, args_conflicts_with_subcommands = true)]
+#[command(version = crate::failpoint::VERSION, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -177,6 +177,12 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    #[cfg(feature = "failpoints")]
+    if let Err(e) = crate::failpoint::check_allowed() {
+        eprintln!("mcpbox: {e}");
+        telemetry.shutdown();
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

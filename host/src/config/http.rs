@@ -92,7 +92,12 @@ pub(super) fn http_options(
     let tls = problems.take(tls_files(file, args)).flatten();
     let behind_proxy = args.behind_tls_proxy || section.behind_tls_proxy.unwrap_or(false);
     // Bearer tokens in the clear off this machine are anyone's on the path.
-    if oauth.is_some() && tls.is_none() && !behind_proxy && !addr.ip().is_loopback() {
+    if oauth.is_some()
+        && tls.is_none()
+        && !behind_proxy
+        && !addr.ip().is_loopback()
+        && !crate::switched_off!("config.auth-needs-tls-off-loopback")
+    {
         problems.take::<()>(Err(anyhow!(
             "[auth] on a plain HTTP listener off loopback ({addr}) would take access tokens in the clear: serve HTTPS (--tls-cert and --tls-key, or [http] tls_cert and tls_key), or say a TLS-terminating proxy stands in front (--behind-tls-proxy, [http] behind_tls_proxy = true)"
         )));
@@ -108,7 +113,9 @@ pub(super) fn http_options(
             problems.take(path_setting(file, args.ws_path.as_deref(), "--ws-path", &section.ws_path, "ws_path", "/ws"))
         })
         .flatten();
-    let serve_legacy = args.legacy_sse || args.legacy_sse_path.is_some() || section.legacy_sse.unwrap_or(false);
+    let serve_legacy = args.legacy_sse
+        || args.legacy_sse_path.is_some()
+        || section.legacy_sse.unwrap_or(crate::switched_off!("http.legacy-sse-off"));
     let legacy_sse_path = serve_legacy
         .then(|| {
             let path = args.legacy_sse_path.as_deref();

@@ -134,7 +134,10 @@ pub(crate) fn call_result(result: tools::CallResult, dialect: Dialect) -> Result
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             McpError::internal_error(format!("tool returned structured content that is not JSON: {e}"), None)
         })?;
-        if value.is_object() || dialect.any_structured_content {
+        if value.is_object()
+            || dialect.any_structured_content
+            || crate::switched_off!("descriptors.legacy-structured-object")
+        {
             map.insert("structuredContent".into(), value);
         } else if content.is_empty() {
             // Up to 2025-11-25 `structuredContent` is an object (schema.json): a legacy client

@@ -314,6 +314,9 @@ impl Session {
         let catalog = self.state.catalog();
         // Unknown before any question: a client is never asked for roots to learn that.
         if catalog.tool(&name).is_none() {
+            if crate::switched_off!("metrics.unknown-names-uncounted") {
+                crate::telemetry::metrics::metrics().tool_call("chaos", &name, "unknown", Default::default(), 0);
+            }
             return Err(request_error(CallError::UnknownTool { name }));
         }
         let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
@@ -328,7 +331,7 @@ impl Session {
                 let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
                 return self.call_tool_as_task(name, arguments, round, tool, context).await;
             }
-            if policy.required {
+            if policy.required && !crate::switched_off!("tasks.required-refused") {
                 return Err(tasks::extension_required());
             }
         }

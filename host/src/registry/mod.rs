@@ -129,8 +129,8 @@ async fn resolve_one(reference: &OciRef, how: &Resolve<'_>, registries: &Lazy<'_
     // now unless --locked forbids it.
     let digest = match (reference.pinned(), pinned.clone()) {
         (Some(digest), _) => digest.to_owned(),
-        (None, Some(locked)) if !how.refresh => locked,
-        (None, None) if how.locked => {
+        (None, Some(locked)) if !how.refresh || crate::switched_off!("registry.update-resolves-again") => locked,
+        (None, None) if how.locked && !crate::switched_off!("registry.locked") => {
             return Err(anyhow!(
                 "{reference} is not pinned in {} and --locked forbids resolving it: run `mcpbox pull` without --locked to pin it",
                 how.lock_path.display()

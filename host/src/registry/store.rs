@@ -52,7 +52,7 @@ impl Store {
         let path = self.blob_path(digest);
         let bytes = std::fs::read(&path).with_context(|| format!("blob {digest} is not in the store"))?;
         let actual = sha256_digest(&bytes);
-        if actual != digest {
+        if actual != digest && !crate::switched_off!("registry.store-verified") {
             let _ = std::fs::remove_file(&path);
             return Err(anyhow!(
                 "blob {digest} in the store at {} has digest {actual}: it was changed on disk, so it was removed (pull again)",

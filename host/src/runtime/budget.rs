@@ -22,6 +22,7 @@ pub(crate) fn wire_len<T: Serialize + ?Sized>(value: &T) -> usize {
     // Serializing into a counter cannot fail: the bindings hold no maps with non-string keys
     // and no values serde_json refuses; if it ever did, count the maximum (refuse the output).
     match value.serialize(&mut serializer) {
+        Ok(()) if crate::switched_off!("output.measured-as-json") => counter.0.min(64),
         Ok(()) => counter.0,
         Err(_) => usize::MAX,
     }
@@ -115,8 +116,10 @@ impl Emission {
     /// At most this many of a kind per call.
     pub(crate) fn cap(self) -> usize {
         match self {
+            Emission::Event if crate::switched_off!("output.events-capped") => usize::MAX,
             Emission::Event => MAX_EVENTS_PER_CALL,
             Emission::Announcement => MAX_ANNOUNCEMENTS_PER_CALL,
+            Emission::ClientRequest if crate::switched_off!("output.questions-capped") => usize::MAX,
             Emission::ClientRequest => MAX_CLIENT_REQUESTS_PER_CALL,
             Emission::SavedState => MAX_STATE_SAVES_PER_CALL,
             Emission::Result => 1,
@@ -180,6 +183,7 @@ impl CallBudget {
     /// Charges `bytes` of JSON (plus the [`ENVELOPE`]) for one emission of `kind`. Bytes are
     /// charged even when refused, so that a call that keeps trying ends over its limit.
     pub(crate) fn charge(&mut self, kind: Emission, bytes: usize) -> Result<(), Refusal> {
+        let bytes = if crate::switched_off!("output.every-byte-charged") { 0 } else { bytes };
         self.used = self.used.saturating_add(bytes).saturating_add(ENVELOPE);
         let count = &mut self.counts[kind.index()];
         *count += 1;
@@ -227,7 +231,7 @@ pub(crate) fn take_shared(bytes: usize) -> Option<SharedCharge> {
     static SHARED: OnceLock<Arc<Semaphore>> = OnceLock::new();
     let semaphore = SHARED.get_or_init(|| Arc::new(Semaphore::new(SHARED_OUTPUT_BYTES >> 10)));
     let kib = u32::try_from(bytes.div_ceil(1024)).ok()?;
-    if kib == 0 {
+    if kib == 0 || crate::switched_off!("output.shared-budget") {
         return Some(SharedCharge(None));
     }
     semaphore.clone().try_acquire_many_owned(kib).ok().map(|permit| SharedCharge(Some(permit)))

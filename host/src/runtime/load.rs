@@ -79,7 +79,9 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
     } else {
         plain_tools(&name, path, &pre, &bytes)?
     };
-    crate::runtime::descriptors::check(&offered.tools, &offered.templates, &offered.prompts).with_context(at)?;
+    if !crate::switched_off!("descriptors.bounded") {
+        crate::runtime::descriptors::check(&offered.tools, &offered.templates, &offered.prompts).with_context(at)?;
+    }
     let tools =
         offered.tools.into_iter().map(|tool| check_tool(&prefix, tool)).collect::<Result<Vec<_>>>().with_context(at)?;
     for prompt in &offered.prompts {

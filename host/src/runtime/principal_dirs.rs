@@ -26,7 +26,11 @@ pub(crate) fn resolve(grants: &[Grant], name: Option<&str>) -> Result<Vec<Grant>
             continue;
         }
         let Some(name) = name else { continue };
-        let host_path = ensure(&grant.host_path, name)?;
+        let host_path = if crate::switched_off!("dirs.per-principal") {
+            grant.host_path.clone()
+        } else {
+            ensure(&grant.host_path, name)?
+        };
         resolved.push(Grant { host_path, per_principal: false, ..grant.clone() });
     }
     Ok(resolved)

@@ -168,7 +168,8 @@ impl Reloader {
             .filter_map(|path| {
                 let now = stamp(path)?;
                 let same = self.loaded.get(path).is_some_and(|(before, _)| *before == now);
-                let failed_as_is = self.failed.get(path) == Some(&now);
+                let failed_as_is =
+                    self.failed.get(path) == Some(&now) && !crate::switched_off!("reload.broken-file-tried-once");
                 (!same && !failed_as_is).then(|| (path.clone(), now))
             })
             .collect();

@@ -120,7 +120,8 @@ fn refusal_v4(ip: Ipv4Addr) -> Option<String> {
     if ip.is_multicast() {
         return Some("multicast (RFC 5771)".to_owned());
     }
-    let block = most_specific(&registries().v4, u128::from(u32::from(ip)), 32)?;
+    let blocks = if crate::switched_off!("network.special-purpose-v4") { &[][..] } else { &registries().v4[..] };
+    let block = most_specific(blocks, u128::from(u32::from(ip)), 32)?;
     (!block.reachable).then(|| format!("{} (IANA special-purpose, not globally reachable)", block.name))
 }
 
@@ -148,7 +149,7 @@ fn refusal_v6(ip: Ipv6Addr) -> Option<String> {
     }
     let bits = u128::from(ip);
     if let Some(block) = most_specific(&registries().v6, bits, 128) {
-        if !block.reachable {
+        if !block.reachable && !crate::switched_off!("network.special-purpose-v6") {
             let embedded = match segments[0] {
                 0x2002 => format!(" embedding {}", Ipv4Addr::from(((bits >> 80) & 0xffff_ffff) as u32)),
                 // Teredo's client address is the last 32 bits, inverted (RFC 4380 §4).
@@ -163,7 +164,7 @@ fn refusal_v6(ip: Ipv6Addr) -> Option<String> {
         return Some("outside IPv6 global unicast space 2000::/3 (RFC 4291)".to_owned());
     }
     // ISATAP (RFC 5214 §6.1): the interface identifier embeds an IPv4 address.
-    if (segments[4] & 0xfdff) == 0 && segments[5] == 0x5efe {
+    if (segments[4] & 0xfdff) == 0 && segments[5] == 0x5efe && !crate::switched_off!("network.isatap-decoded") {
         let v4 = low_v4(ip);
         return refusal_v4(v4).map(|why| format!("ISATAP embedding {v4}: {why}"));
     }

@@ -15,6 +15,13 @@ use serde_json::{Value, json};
 /// the first time (the compile cache is shared by every server a test run starts).
 pub const WAIT: Duration = Duration::from_secs(60);
 
+/// How long a test waits for a log line mcpbox wrote before a response the test already has
+/// (a refusal, a count of what was dropped, a plugin refused at load: mcpbox loads its plugins
+/// before it answers `initialize`): only the stderr pipe is in between. A test that waited
+/// [`WAIT`] for it would hold the proof of its protection (scripts/check-protections.py) for a
+/// minute whenever the line never comes.
+pub const LOGGED: Duration = Duration::from_secs(5);
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
@@ -33,9 +40,20 @@ pub fn guests() -> &'static Path {
     })
 }
 
-/// A bundled plugin (`filesystem`, `memory`, `time`, `sequential-thinking`, `textstats`).
+/// A bundled plugin (`filesystem`, `memory`, `time`, `sequential-thinking`, `textstats`); its
+/// fail-point build when this test process runs with one of its fail points armed
+/// (`FAILPOINTS=guest.PLUGIN.NAME=return`, tests/protections.toml; built by build-guests.sh).
 pub fn plugin(name: &str) -> PathBuf {
-    guests().join("plugins").join(format!("{name}.wasm"))
+    let prefix = format!("guest.{name}.");
+    let armed = std::env::var("FAILPOINTS").unwrap_or_default();
+    let guest_point = armed
+        .split(';')
+        .filter_map(|entry| entry.trim().split_once('='))
+        .find_map(|(point, _)| point.strip_prefix(&prefix).map(str::to_owned));
+    match guest_point {
+        Some(point) => guests().join("failpoint-plugins").join(point).join(format!("{name}.wasm")),
+        None => guests().join("plugins").join(format!("{name}.wasm")),
+    }
 }
 
 /// A test fixture (`fs`, `conformance`, `chaos`, `tools_only`, `hello`).
@@ -152,18 +170,7 @@ impl Server {
                 }
             }
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = stderr.clone();
-        let mut pipe = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
+        let (stderr, _) = collect(child.stderr.take().unwrap());
         let stdin = child.stdin.take();
         Server { child, stdin, lines, stderr, next_id: 0, backlog: Vec::new() }
     }
@@ -245,14 +252,25 @@ impl Server {
 
     /// The next message for which `pick` holds; others go to the backlog.
     pub fn read_until(&mut self, pick: impl Fn(&Value) -> bool) -> Value {
+        self.read_until_within(pick, WAIT)
+    }
+
+    /// [`Server::read_until`] waiting at most `within`: for a message that a limit the test set
+    /// must bring sooner (a deadline, a refusal), so that a protection switched off fails the
+    /// test quickly instead of after [`WAIT`].
+    pub fn read_until_within(&mut self, pick: impl Fn(&Value) -> bool, within: Duration) -> Value {
         if let Some(i) = self.backlog.iter().position(&pick) {
             return self.backlog.remove(i);
         }
-        let end = Instant::now() + WAIT;
+        let end = Instant::now() + within;
         loop {
             let left = end.saturating_duration_since(Instant::now());
             let Some(message) = self.read(left) else {
-                panic!("no matching message within {WAIT:?}; backlog: {:?}\nstderr:\n{}", self.backlog, self.stderr());
+                panic!(
+                    "no matching message within {within:?}; backlog: {:?}\nstderr:\n{}",
+                    self.backlog,
+                    self.stderr()
+                );
             };
             if pick(&message) {
                 return message;
@@ -422,26 +440,51 @@ impl ConfigFile {
     }
 }
 
-/// The error output of `command`, a start that must be refused: a server that starts instead
-/// is killed after 20 s and fails the test (rather than hanging it).
+/// The error output of `command`, an HTTP server's start that must be refused: a server that
+/// starts instead (it logs where it serves) is killed and fails the test at once; one that
+/// neither starts nor exits within 20 s fails it too (rather than hanging it).
 pub fn refused_start(mut command: Command) -> String {
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = command
+        .env("MCPBOX_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (stderr, reader) = collect(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if Instant::now() > deadline {
+        let started = stderr.lock().unwrap().contains("serving MCP over");
+        if started || Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the server started instead of refusing to");
+            panic!("the server started instead of refusing to:\n{}", stderr.lock().unwrap());
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    reader.join().unwrap();
+    let stderr = stderr.lock().unwrap().clone();
     assert!(!status.success(), "exited successfully: {stderr}");
     stderr
+}
+
+/// Reads `pipe` into a string, as it comes, on a thread of its own (joined at the pipe's end).
+fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<String>>, std::thread::JoinHandle<()>) {
+    let text = Arc::new(Mutex::new(String::new()));
+    let sink = text.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    (text, reader)
 }
 
 /// A loopback port free now, for a server the test starts.

@@ -11,7 +11,7 @@
 //! - `scripts/` is the checkout's, for the pages that set up a real component with its script;
 //! - a page that runs `docker-registry` finds Debian's on `PATH` (`scripts/setup-registry.sh`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -50,9 +50,8 @@ impl Workspace {
         let bin = dir.path().join(".doc-test-bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(dir.path().join("target/release")).unwrap();
-        let mcpbox = env!("CARGO_BIN_EXE_mcpbox");
-        std::os::unix::fs::symlink(mcpbox, bin.join("mcpbox")).unwrap();
-        std::os::unix::fs::symlink(mcpbox, dir.path().join("target/release/mcpbox")).unwrap();
+        install_mcpbox(&bin.join("mcpbox"));
+        install_mcpbox(&dir.path().join("target/release/mcpbox"));
         std::os::unix::fs::symlink(root.join("target/plugins"), dir.path().join("target/plugins")).unwrap();
         std::os::unix::fs::symlink(root.join("target/test-plugins"), dir.path().join("target/test-plugins")).unwrap();
         // Where rustup's toolchain is out of reach, guests build with Debian's rustc (see
@@ -97,6 +96,9 @@ impl Workspace {
             .env("PIP_CACHE_DIR", format!("{home}/.cache/pip"))
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
             .env_remove("CARGO_TARGET_DIR")
+            // A reader's cargo lints nothing as it builds (scripts/test.sh's clippy does).
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env_remove("CLIPPY_ARGS")
             .stdin(Stdio::null());
         command
     }
@@ -248,4 +250,20 @@ pub fn run_document(path: &str) -> Workspace {
         workspace.apply(&block);
     }
     workspace
+}
+
+/// Puts the mcpbox under test at `at`, as a user's installed one would be. The test suite's
+/// fail-point build runs only with `MCPBOX_TEST_FAILPOINTS=1` (and the fail points the test
+/// armed), which a page's client may not pass on (the MCP SDKs start a stdio server with a few
+/// variables only): a script that sets them stands in for it.
+fn install_mcpbox(at: &Path) {
+    let mcpbox = env!("CARGO_BIN_EXE_mcpbox");
+    if !cfg!(feature = "failpoints") {
+        std::os::unix::fs::symlink(mcpbox, at).unwrap();
+        return;
+    }
+    let armed = std::env::var("FAILPOINTS").unwrap_or_default().replace('\'', "");
+    let script = format!("#!/bin/sh\nMCPBOX_TEST_FAILPOINTS=1 FAILPOINTS='{armed}' exec '{mcpbox}' \"$@\"\n");
+    std::fs::write(at, script).unwrap();
+    std::fs::set_permissions(at, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }

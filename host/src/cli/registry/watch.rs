@@ -58,7 +58,9 @@ pub(crate) fn follow_lock(settings: &Settings, served: Vec<(String, PathBuf)>, p
             served.extend(files);
             // The config's order, each reference's newest file that resolved.
             let files = settings.plugin_refs.iter().filter_map(|r| served.get(r.written()).cloned()).collect();
-            pulled.replace(files);
+            if !crate::switched_off!("registry.server-follows-lock") {
+                pulled.replace(files);
+            }
         }
     });
     Ok(())

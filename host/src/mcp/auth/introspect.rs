@@ -112,7 +112,9 @@ fn judge(answer: Answer, issuer: &str, server: &ResourceServer) -> Result<Princi
     if answer.iss.as_deref().is_some_and(|iss| iss != issuer) {
         return Err("the token's issuer does not match".to_owned());
     }
-    if !super::strings(answer.aud.as_ref()).contains(&server.audience.as_str()) {
+    if !super::strings(answer.aud.as_ref()).contains(&server.audience.as_str())
+        && !crate::switched_off!("auth.introspected-audience")
+    {
         return Err(format!("the token was not issued for this server (aud must be {})", server.audience));
     }
     let now = now();

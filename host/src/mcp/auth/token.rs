@@ -50,7 +50,7 @@ pub(super) async fn validate(server: &ResourceServer, token: &str) -> Result<Arc
     let digest = super::cache::digest(token);
     let keys = server.key_generation();
     if let Some((principal, generation)) = server.verified.get(&digest)
-        && generation == keys
+        && (generation == keys || crate::switched_off!("auth.remembered-token-rechecked"))
     {
         return Ok(principal);
     }
@@ -79,10 +79,17 @@ async fn verify(server: &ResourceServer, token: &str, header: jsonwebtoken::Head
     let mut validation = Validation::new(header.alg);
     validation.algorithms = vec![header.alg];
     validation.set_issuer(&[issuer.issuer()]);
-    validation.set_audience(&[&server.audience]);
+    if crate::switched_off!("auth.audience") {
+        validation.validate_aud = false;
+    } else {
+        validation.set_audience(&[&server.audience]);
+    }
     validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
     validation.validate_nbf = true;
     validation.leeway = server.leeway_seconds;
+    if crate::switched_off!("auth.signature-verified") {
+        validation.insecure_disable_signature_validation();
+    }
     let claims = decode::<Claims>(token, &key, &validation).map_err(|e| refusal(&e, &server.audience))?.claims;
     let picked = super::picked_claims(&server.claim_names, &claims.other);
     Ok(Principal::new(claims.iss, claims.sub, scopes(claims.scope, claims.scp.as_ref()), claims.exp, picked))

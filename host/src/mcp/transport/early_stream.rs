@@ -35,7 +35,7 @@ pub(crate) async fn stream_early(State(heartbeat): State<Option<Duration>>, requ
     let mut pending: Pin<Box<dyn Future<Output = Response> + Send>> = Box::pin(next.run(request));
     tokio::select! {
         response = &mut pending => return response,
-        () = tokio::time::sleep(period) => {}
+        () = tokio::time::sleep(period), if !crate::switched_off!("http.slow-response-streams-early") => {}
     }
     let body = Body::from_stream(events(pending, period).map(Ok::<_, std::convert::Infallible>));
     let mut response = Response::new(body);

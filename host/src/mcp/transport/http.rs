@@ -77,7 +77,7 @@ pub async fn serve(
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
-        .with_sse_keep_alive(options.heartbeat)
+        .with_sse_keep_alive(options.heartbeat.filter(|_| !crate::switched_off!("http.sse-heartbeats")))
         .with_cancellation_token(sessions_done.clone());
     // Each legacy SSE stream keeps its last 64 events for `Last-Event-ID` resumption (rmcp's
     // default is 16); idle sessions end after rmcp's 5 minutes.

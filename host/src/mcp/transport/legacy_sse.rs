@@ -97,8 +97,10 @@ struct EndOnDrop {
 
 impl Drop for EndOnDrop {
     fn drop(&mut self) {
-        self.sse.sessions().remove(&self.id);
-        self.ended.cancel();
+        if !crate::switched_off!("legacy-sse.stream-end-ends-session") {
+            self.sse.sessions().remove(&self.id);
+            self.ended.cancel();
+        }
         tracing::debug!(session = %self.id, "legacy SSE session ended");
     }
 }

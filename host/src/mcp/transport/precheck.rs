@@ -69,6 +69,7 @@ impl Precheck {
         let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
         if let Some(id) = &session
             && self.owners().get(id).is_some_and(|owner| *owner != principal.key())
+            && !crate::switched_off!("sessions.opener-only")
         {
             tracing::warn!("refused a request for a session another principal opened");
             return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();

@@ -176,13 +176,15 @@ impl Lean {
         };
         if let Some(name) = named {
             let header = only(headers, "mcp-name")?;
-            if header != name || header.starts_with("=?base64?") {
+            if (header != name && !crate::switched_off!("stateless.mcp-name-checked"))
+                || header.starts_with("=?base64?")
+            {
                 return None;
             }
         }
         if let ClientRequest::CallToolRequest(call) = &request.request {
             let lists = self.state.lists(&self.state.catalog()).ok()?;
-            if lists.binds_headers(&call.params.name) {
+            if lists.binds_headers(&call.params.name) && !crate::switched_off!("stateless.header-params-to-rmcp") {
                 return None;
             }
         }

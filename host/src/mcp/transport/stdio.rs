@@ -89,7 +89,7 @@ fn read_loop<R: Read>(
             let newline = data.iter().position(|&b| b == b'\n');
             let piece = &data[..newline.unwrap_or(data.len())];
             if !skipping {
-                if line.len() + piece.len() > max_message_bytes {
+                if line.len() + piece.len() > max_message_bytes && !crate::switched_off!("stdio.message-size") {
                     let message = format!("message too large: the limit is {max_message_bytes} bytes per line");
                     if !reply(&replies, error_line(Value::Null, INVALID_REQUEST, message)) {
                         return;

@@ -50,7 +50,9 @@ impl Tls {
             }
             match server_config(&cert, &key) {
                 Ok(config) => {
-                    *current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(config);
+                    if !crate::switched_off!("tls.renewed-certificate") {
+                        *current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(config);
+                    }
                     tracing::info!(cert = %cert.display(), "TLS certificate reloaded");
                 }
                 Err(e) => tracing::warn!("keeping the TLS certificate serving: {e:#}"),

@@ -62,10 +62,12 @@ pub(crate) async fn upgrade(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let principal = principal.map(|Extension(principal)| principal);
-    let upgrade = upgrade
-        .protocols([SUBPROTOCOL])
-        .max_message_size(sockets.max_message_bytes)
-        .max_frame_size(sockets.max_message_bytes);
+    let upgrade = upgrade.protocols([SUBPROTOCOL]);
+    let upgrade = if crate::switched_off!("websocket.message-bounded") {
+        upgrade
+    } else {
+        upgrade.max_message_size(sockets.max_message_bytes).max_frame_size(sockets.max_message_bytes)
+    };
     let speaks_mcp = upgrade.selected_protocol().is_some();
     upgrade.on_upgrade(move |socket| async move {
         if speaks_mcp {
@@ -173,7 +175,7 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets, principal: Option<Arc<P
                 }
             },
             () = next_tick(&mut heartbeat) => {
-                if awaiting_pong {
+                if awaiting_pong && !crate::switched_off!("websocket.unanswered-ping-drops") {
                     tracing::warn!("dropping a WebSocket client that did not answer a ping within {:?}", sockets.heartbeat);
                     break End::Gone;
                 }

@@ -37,7 +37,12 @@ impl Catalog {
         for (path, loaded) in load_files(compiler, &linkers, &files, configs, limits).await {
             match loaded {
                 Ok(plugin) => plugins.push(Arc::new(plugin)),
-                Err(error) => problems.push(LoadProblem { path, error }),
+                Err(error) => {
+                    problems.push(LoadProblem { path, error });
+                    if crate::switched_off!("catalog.bad-file-alone") {
+                        return (Catalog::default(), problems);
+                    }
+                }
             }
         }
         let (catalog, collisions) = Catalog::assemble(plugins);

@@ -86,7 +86,7 @@ impl host::Host for HostState {
         let data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
         let bytes = wire_len(&data).saturating_add(wire_len(&logger));
         // The host's own log gets it only within the budget the guest's stderr has.
-        if self.stderr.take_log_budget(bytes) {
+        if crate::switched_off!("output.host-log-shares-stderr") || self.stderr.take_log_budget(bytes) {
             let plugin = &self.plugin;
             use types::LogLevel as L;
             match level {
@@ -129,7 +129,7 @@ impl host::Host for HostState {
     }
 
     fn save_state(&mut self, state: Vec<u8>) -> Result<(), String> {
-        if state.len() > MAX_SAVED_STATE_BYTES {
+        if state.len() > MAX_SAVED_STATE_BYTES && !crate::switched_off!("rounds.saved-state-capped") {
             return Err(format!(
                 "a saved state of {} bytes is over the {MAX_SAVED_STATE_BYTES} bytes a call may keep",
                 state.len()
@@ -164,6 +164,7 @@ impl host::Host for HostState {
         }
         if let Some(owned) = &self.scope.owned_uris
             && !owned.contains(&uri)
+            && !crate::switched_off!("catalog.announces-own-uris")
         {
             tracing::warn!(plugin = %self.plugin, %uri, "refused a resource update for a URI the plugin does not serve");
             return;

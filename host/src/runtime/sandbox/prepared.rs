@@ -86,7 +86,7 @@ impl Prepared {
             target,
             ready: Mutex::new(Vec::new()),
             filling: AtomicBool::new(false),
-            stopped: AtomicBool::new(target == 0),
+            stopped: AtomicBool::new(target == 0 || crate::switched_off!("sandbox.prepared-instances")),
         })
     }
 

@@ -40,10 +40,10 @@ impl StoreBuilder<'_> {
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|context| {
             let state = context.data();
-            if state.scope.cancel.is_cancelled() {
+            if state.scope.cancel.is_cancelled() && !crate::switched_off!("sandbox.cancellation") {
                 return Err(Interrupt::Cancelled.into());
             }
-            if Instant::now() >= state.deadline {
+            if Instant::now() >= state.deadline && !crate::switched_off!("sandbox.deadline") {
                 return Err(Interrupt::Deadline.into());
             }
             if state.budget.exhausted() {
@@ -62,7 +62,9 @@ impl StoreBuilder<'_> {
     pub(crate) fn arm(self, store: &mut Store<HostState>, scope: CallScope) -> Result<(), CallError> {
         let mut state = self.state(scope)?;
         std::mem::swap(&mut state.table, &mut store.data_mut().table);
-        *store.data_mut() = state;
+        if !crate::switched_off!("sandbox.prepared-takes-call-state") {
+            *store.data_mut() = state;
+        }
         store.set_epoch_deadline(1);
         Ok(())
     }
@@ -75,10 +77,22 @@ impl StoreBuilder<'_> {
         // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
         // granted, goes through `NetworkAccess`, not through sockets.)
         wasi.stdout(stdout.clone()).stderr(stderr.clone());
-        wasi.envs(&policy.env);
-        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        if crate::switched_off!("sandbox.no-host-environment") {
+            wasi.inherit_env();
+        } else {
+            wasi.envs(&policy.env);
+        }
+        if crate::switched_off!("sandbox.no-sockets") {
+            wasi.inherit_network().allow_ip_name_lookup(true);
+        } else {
+            wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        }
         for grant in scope.grants.iter() {
-            let perms = if grant.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            let perms = if grant.writable || crate::switched_off!("sandbox.read-only-grants") {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
             wasi.preopened_dir(&grant.host_path, &grant.guest_path, perms).map_err(|e| CallError::Failed {
                 plugin: plugin.clone(),
                 message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
