@@ -68,8 +68,9 @@ fn logs_through_the_host_share_the_stderr_budget() {
     let result = call_tool(&mut server, "overflow.log_to_host", json!({ "bytes": 2 << 20 }));
     assert_eq!(text(&result), "logged", "{result}");
     assert!(server.wait_for_log("log budget was dropped", LOGGED), "{}", server.stderr());
+    // Each line costs its 1 KiB, its quotes and the 512 bytes written around it: 169 fit.
     let logged = server.stderr().matches(&"L".repeat(1024)).count();
-    assert!((200..=256).contains(&logged), "{logged} lines of 1 KiB reached the host's stderr");
+    assert!((150..=170).contains(&logged), "{logged} lines of 1 KiB reached the host's stderr");
     assert_still_serving(&mut server);
 }
 
@@ -111,17 +112,20 @@ fn memory_from_large_results_is_returned() {
     }
     let peak = rss(server.pid());
     // The pooling allocator returns a freed instance's pages in batches of 64 per CPU (one
-    // TLB flush per batch, runtime/engine.rs): trivial calls after the burst flush them.
-    for _ in 0..160 {
-        call_tool(&mut server, "chaos.echo", json!({ "value": 1 }));
+    // TLB flush per batch, runtime/engine.rs); once no call has run for a second, mcpbox makes
+    // it return them (runtime/idle.rs): no further call is needed.
+    let last_response = std::time::Instant::now();
+    let mut after = rss(server.pid());
+    while after > baseline + baseline / 4 && last_response.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+        after = rss(server.pid());
     }
-    std::thread::sleep(Duration::from_millis(500));
-    let after = rss(server.pid());
     eprintln!(
-        "rss: baseline {} MiB, right after 24 results of 15 MiB {} MiB, then {} MiB",
+        "rss: baseline {} MiB, right after 24 results of 15 MiB {} MiB, then {} MiB after {:?} idle",
         baseline >> 20,
         peak >> 20,
-        after >> 20
+        after >> 20,
+        last_response.elapsed()
     );
     assert!(after <= baseline + baseline / 4, "rss grew from {} MiB to {} MiB", baseline >> 20, after >> 20);
 
@@ -136,4 +140,55 @@ fn memory_from_large_results_is_returned() {
     let guest = 16 << 20;
     assert!(extra < 3 * (16 << 20) + guest, "one 15 MiB result took {} MiB at its peak", extra >> 20);
     assert_still_serving(&mut server);
+}
+
+/// Lines a guest causes on the host's stderr are bounded as they are written (each line's text
+/// and the 512 bytes of time, level and request fields around it), whichever way it causes
+/// them: empty `host.log` messages, short stderr lines, refused update announcements, denied
+/// HTTP requests. Each flood puts at most the 256 KiB budget and 512 lines into the log, and
+/// what it dropped is said once. (Before, 250,000 empty `host.log`s wrote 13.6 MB.)
+#[test]
+fn floods_of_short_lines_put_at_most_the_budget_into_the_hosts_stderr() {
+    const BUDGET: usize = 256 * 1024;
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}, {:?}]\n[limits]\nmax_output_mib = 64\n[plugin.net]\nnetwork = [\"https://allowed.example\"]\n",
+        fixture("overflow"),
+        fixture("squatter"),
+        fixture("net")
+    ));
+    let mut args: Vec<std::ffi::OsString> = config.args().iter().map(|a| a.into()).collect();
+    args.extend(["--log-format".into(), "json".into()]);
+    let mut server = Server::start(&args);
+    server.initialize("2025-06-18", json!({}));
+    let floods = [
+        ("overflow.empty_logs", json!({ "count": 250_000 })),
+        ("overflow.short_lines", json!({ "count": 250_000 })),
+        ("squatter.announce", json!({ "uri": "file:///not/its/own", "times": 5_000 })),
+        ("net.fetch_repeatedly", json!({ "url": "http://127.0.0.1:9/", "times": 5_000 })),
+    ];
+    for (number, (tool, arguments)) in floods.into_iter().enumerate() {
+        let before = server.stderr().len();
+        let result = call_tool(&mut server, tool, arguments);
+        assert_eq!(result["isError"], false, "{tool}: {result}");
+        // The call says once what it dropped, when it ends.
+        let said = |server: &Server| server.stderr().matches("log budget was dropped").count();
+        let end = std::time::Instant::now() + LOGGED;
+        while said(&server) <= number && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let log = server.stderr();
+        let written = &log[before..];
+        assert_eq!(
+            said(&server),
+            number + 1,
+            "{tool}: the drop is said once:\n{}",
+            &written[written.len().saturating_sub(2000)..]
+        );
+        assert!(written.len() <= BUDGET + 4096, "{tool}: {} bytes reached stderr", written.len());
+        assert!(
+            written.lines().count() <= BUDGET / 512 + 4,
+            "{tool}: {} lines reached stderr",
+            written.lines().count()
+        );
+    }
 }

@@ -577,3 +577,18 @@ async fn a_lost_stream_resumes_from_last_event_id() {
     }
     assert!(text.contains("Progress test completed"), "{text}");
 }
+
+/// A replica the operator names starts its legacy session ids with its name, so that a load
+/// balancer can route by them, with or without a shared store; unnamed and alone, the ids are
+/// plain random ones.
+#[tokio::test]
+async fn a_named_replica_starts_its_session_ids_with_its_name() {
+    let (_named, url) =
+        Server::start_http(&[fixture("conformance").into_os_string(), "--replica".into(), "edge-7".into()]);
+    let id = open_session(&url).await;
+    let random = id.strip_prefix("edge-7.").unwrap_or_else(|| panic!("{id}"));
+    assert_eq!(random.len(), 32, "{id}");
+    let (_plain, url) = Server::start_http(&[fixture("conformance")]);
+    let id = open_session(&url).await;
+    assert!(!id.contains('.'), "{id}");
+}

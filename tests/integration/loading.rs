@@ -24,7 +24,7 @@ fn a_bad_plugin_is_reported_by_name_and_the_others_load() {
 }
 
 #[test]
-fn a_name_collision_names_both_plugins() {
+fn plugins_with_one_name_are_served_by_neither_and_both_are_named() {
     let a = temp_dir();
     let b = temp_dir();
     std::fs::copy(fixture("fs"), a.path().join("fs.wasm")).unwrap();
@@ -39,7 +39,8 @@ fn a_name_collision_names_both_plugins() {
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
     assert!(names.contains(&"hello.greet".to_owned()));
-    assert_eq!(names.iter().filter(|n| *n == "fs.read_file").count(), 1);
+    // Neither wins by coming first in the command line (or by sorting first in a folder).
+    assert!(!names.iter().any(|n| n.starts_with("fs.")), "{names:?}");
     let log = server.stderr();
     let first = a.path().join("fs.wasm").display().to_string();
     let second = b.path().join("fs.wasm").display().to_string();

@@ -234,3 +234,75 @@ async fn json_logs_carry_the_requests_fields_and_never_a_token_or_key() {
         assert!(!log.contains(secret), "the log holds a secret or an argument ({secret}):\n{log}");
     }
 }
+
+/// No argument or result of a call reaches the log at any level `MCPBOX_LOG` can ask for, over
+/// any transport: the libraries that write whole messages and frames below info (rmcp each
+/// request and response, tungstenite each WebSocket frame) are held at info whatever it says.
+#[tokio::test]
+async fn no_argument_or_result_reaches_the_log_at_debug_or_trace() {
+    for level in ["debug", "trace", "info,rmcp=trace,tungstenite=trace"] {
+        let marker = format!("argument-and-result-{}", level.len());
+        let env = [("MCPBOX_LOG", level)];
+        // stdio
+        let mut stdio = Server::start_with_env(&[fixture("echo")], &env);
+        stdio.initialize("2025-06-18", json!({}));
+        assert_eq!(text(&call_tool(&mut stdio, "echo.echo", json!({ "text": marker }))), marker);
+        // Streamable HTTP (stateless 2026-07-28) and WebSocket
+        let (http, url) = Server::start_http_with_env(&[fixture("echo")], &env);
+        let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "echo.echo", "arguments": { "text": marker }, "_meta": modern_meta() } });
+        let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo.echo")];
+        let answer = messages(post(&url, &call, &headers).await).await.pop().unwrap();
+        assert_eq!(text(&answer["result"]), marker, "{answer}");
+        let mut socket = super::websocket::connect(&super::websocket::ws_url(&url), &[]).await.unwrap();
+        super::websocket::initialize(&mut socket).await;
+        super::websocket::send(
+            &mut socket,
+            &json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": "echo.echo", "arguments": { "text": marker } } }),
+        )
+        .await;
+        assert_eq!(text(&super::websocket::response(&mut socket, 2).await["result"]), marker);
+        drop(socket);
+        for (transport, log) in [("stdio", stdio.stderr()), ("HTTP and WebSocket", http.stderr())] {
+            assert!(log.contains("DEBUG") || level.starts_with("info"), "MCPBOX_LOG={level} logs at debug: {log}");
+            assert!(
+                !log.contains(&marker),
+                "MCPBOX_LOG={level}, {transport}: the log holds an argument or result:\n{log}"
+            );
+        }
+    }
+}
+
+/// A call that failed in the host reaches the client as an `isError` result, as a tool's own
+/// error does; the request's span (in its `request finished` line) and the metrics still say the
+/// same outcome: `timeout`, `memory_limit`, `crashed`, or `tool_error` for the tool's own.
+#[tokio::test]
+async fn the_span_the_log_line_and_the_metric_agree_on_a_host_failure() {
+    let mut server = chaos(&["--timeout", "1", "--memory", "64", "--metrics", "127.0.0.1:0", "--log-format", "json"]);
+    let url = metrics_url(&server);
+    let calls = [
+        ("loop_forever", json!({}), "timeout"),
+        ("alloc_forever", json!({}), "memory_limit"),
+        ("panic", json!({ "message": "boom" }), "crashed"),
+        ("echo", json!({ "wrong": 1 }), "tool_error"),
+    ];
+    for (tool, arguments, _) in &calls {
+        assert_eq!(call_tool(&mut server, &format!("chaos.{tool}"), arguments.clone())["isError"], true, "{tool}");
+    }
+    assert!(server.wait_for_log("\"gen_ai.tool.name\":\"chaos.echo\"", LOGGED), "{}", server.stderr());
+    let log = server.stderr();
+    let metrics = http_client().get(&url).send().await.unwrap().text().await.unwrap();
+    for (tool, _, outcome) in calls {
+        let name = format!("chaos.{tool}");
+        let finished: Vec<Value> = log
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line["message"] == "request finished" && line["span"]["gen_ai.tool.name"] == name)
+            .collect();
+        assert_eq!(finished.len(), 1, "{name}: {log}");
+        assert_eq!(finished[0]["span"]["mcpbox.outcome"], outcome, "{name}: the span says {}", finished[0]);
+        let series = format!("mcpbox_tool_calls_total{{outcome=\"{outcome}\",plugin=\"chaos\",tool=\"{name}\"}}");
+        assert_eq!(sample(&metrics, &series), Some(1.0), "{name}: {metrics}");
+    }
+}

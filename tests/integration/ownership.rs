@@ -30,18 +30,110 @@ fn serve_beside_fs(sections: &str, squatters: &[&str]) -> (Guards, Server, Strin
     ((root, dir, config), server, uri)
 }
 
+/// `aaa` (the squatter, sorting before `fs`) claiming `file:///{path}` and listing fs's `a.txt`,
+/// beside `fs`, with `sections` added to the config.
+fn squatter_first(sections: &str) -> (Guards, Server, String) {
+    serve_beside_fs(
+        &format!("[plugin.aaa]\nenv = {{ SQUAT_TEMPLATE = \"file:///{{path}}\", SQUAT_LIST = \"{{a}}\" }}\n{sections}")
+            .replace("{a}", "file:///roots/a.txt"),
+        &["aaa"],
+    )
+}
+
+fn templates(server: &mut Server) -> Vec<String> {
+    let listed = server.result("resources/templates/list", json!({}));
+    listed["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Neither side of a contested template answers a read of its URIs, lists them, or announces
+/// them; the log says who claims what.
+fn assert_contested(server: &mut Server, uri: &str) {
+    assert!(!templates(server).contains(&"file:///{path}".to_owned()), "{:?}", templates(server));
+    let read = server.call("resources/read", json!({ "uri": uri }));
+    assert_eq!(read["error"]["code"], -32002, "nobody owns a contested URI: {read}");
+    let listed = server.result("resources/list", json!({}));
+    assert!(!listed.to_string().contains("file:///"), "{listed}");
+    server.result("resources/subscribe", json!({ "uri": uri }));
+    assert_eq!(call_tool(server, "aaa.announce", json!({ "uri": uri }))["isError"], false);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(server.take_notifications("notifications/resources/updated").is_empty());
+}
+
 #[test]
-fn a_template_overlapping_another_plugins_is_refused_at_load() {
-    let (_guards, mut server, uri) =
-        serve_beside_fs("[plugin.squatter]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n", &["squatter"]);
+fn a_squatter_that_loads_first_gets_nothing_of_another_plugins_namespace() {
+    let (_guards, mut server, uri) = squatter_first("");
     assert!(
-        server.wait_for_log("resource template `file:///{path}` of plugin `squatter`", LOGGED),
+        server.wait_for_log(
+            "resource template `file:///{path}` of plugin `aaa` can match the same URIs as `file:///{path}` of plugin `fs`",
+            LOGGED
+        ),
         "{}",
         server.stderr()
     );
-    assert!(server.stderr().contains("can match the same URIs as `file:///{path}` of plugin `fs`"));
-    let read = server.result("resources/read", json!({ "uri": uri }));
-    assert_eq!(read["contents"][0]["text"], "the real a.txt");
+    assert!(server.stderr().contains("resource template `file:///{path}` of plugin `fs` can match the same URIs"));
+    assert_contested(&mut server, &uri);
+    // The rest of both plugins serves.
+    let path = uri.strip_prefix("file://").unwrap();
+    assert_eq!(text(&call_tool(&mut server, "fs.read_file", json!({ "path": path }))), "the real a.txt");
+}
+
+#[test]
+fn the_operator_gives_contested_uris_to_one_plugin_and_check_says_what_is_unsettled() {
+    let (guards, mut server, uri) = squatter_first("[plugin.fs]\nowns = [\"file:///{path}\"]\n");
+    assert_eq!(server.result("resources/read", json!({ "uri": uri }))["contents"][0]["text"], "the real a.txt");
+    assert_eq!(templates(&mut server).iter().filter(|t| *t == "file:///{path}").count(), 1);
+    assert!(server.stderr().contains("of plugin `aaa` is not served: the config gives the URIs it could match to"));
+    let checked = mcpbox("check").args(guards.2.args()).output().unwrap();
+    assert!(checked.status.success(), "settled: {}", String::from_utf8_lossy(&checked.stdout));
+
+    // Unsettled, `check` fails and names the contest on both plugins' rows.
+    guards.2.rewrite(&std::fs::read_to_string(&guards.2.path).unwrap().replace("owns", "# owns"));
+    let checked = mcpbox("check").args(guards.2.args()).output().unwrap();
+    let table = String::from_utf8_lossy(&checked.stdout);
+    assert!(!checked.status.success(), "{table}");
+    assert_eq!(table.matches("can match the same URIs as").count(), 2, "{table}");
+}
+
+#[test]
+fn a_catch_all_template_is_named_and_takes_nothing() {
+    let (_guards, mut server, uri) = serve_beside_fs(
+        "[plugin.aaa]\nenv = { SQUAT_TEMPLATE = \"{+uri}\" }\n[plugin.zzz]\nenv = { SQUAT_TEMPLATE = \"zzz://{x}\" }\n",
+        &["aaa", "zzz"],
+    );
+    assert!(
+        server.wait_for_log(
+            "resource template `{+uri}` of plugin `aaa` is a catch-all: it can match the URIs of 2 templates",
+            LOGGED
+        ),
+        "{}",
+        server.stderr()
+    );
+    let read = server.call("resources/read", json!({ "uri": uri }));
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+    let other = server.call("resources/read", json!({ "uri": "zzz://1" }));
+    assert_eq!(other["error"]["code"], -32002, "{other}");
+    assert!(templates(&mut server).is_empty(), "{:?}", templates(&mut server));
+}
+
+#[test]
+fn a_squatter_arriving_by_hot_reload_gets_nothing_either() {
+    let (guards, mut server, uri) =
+        serve_beside_fs("[plugin.aaa]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n", &[]);
+    assert_still_serving_fs(&mut server, &uri);
+    let folder = guards.1.path();
+    std::fs::copy(fixture("squatter"), folder.join("aaa.wasm")).unwrap();
+    server.read_until(|m| m["method"] == "notifications/tools/list_changed");
+    assert_contested(&mut server, &uri);
+    assert!(server.stderr().contains("resource template `file:///{path}` of plugin `fs` can match the same URIs"));
+    // Gone again: fs serves its own.
+    std::fs::remove_file(folder.join("aaa.wasm")).unwrap();
+    server.read_until(|m| m["method"] == "notifications/tools/list_changed");
+    assert_still_serving_fs(&mut server, &uri);
 }
 
 #[test]

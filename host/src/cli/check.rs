@@ -32,13 +32,14 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         .join(", ");
     let rows = rows(&catalog, &problems, &shared);
     print!("{}", render(&rows));
-    if problems.is_empty() && !rows.is_empty() {
+    let contested = rows.iter().filter(|r| r.contested).count();
+    if problems.is_empty() && contested == 0 && !rows.is_empty() {
         println!("\nok: {} plugins, {} tools", catalog.plugins().len(), catalog.tools().len());
         Ok(())
     } else if rows.is_empty() {
         anyhow::bail!("no plugin to check: give plugin paths or a config that lists some")
     } else {
-        anyhow::bail!("{} of {} plugins have problems", problems.len(), rows.len())
+        anyhow::bail!("{} of {} plugins have problems", problems.len() + contested, rows.len())
     }
 }
 
@@ -52,6 +53,8 @@ struct Row {
     prompts: String,
     grants: String,
     problem: String,
+    /// Loaded, but something it claims another plugin claims too, unsettled.
+    contested: bool,
 }
 
 /// The rows of the table; `shared` describes the shared roots ("" if there are none).
@@ -71,8 +74,17 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
             prompts: p.prompts.len().to_string(),
             grants: Granted::new(&p.policy, p.limits, None, p.tasks.as_ref(), true).summary(shared),
             problem: "-".into(),
+            contested: false,
         })
         .collect();
+    // What another plugin claims too: withheld, and a problem until the operator settles it.
+    for (row, plugin) in rows.iter_mut().zip(catalog.plugins()) {
+        let withheld: Vec<_> = catalog.contests().iter().filter(|c| c.plugin == plugin.name).collect();
+        row.contested = withheld.iter().any(|c| c.is_open());
+        if !withheld.is_empty() {
+            row.problem = withheld.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+        }
+    }
     for problem in problems {
         rows.push(Row {
             // A path that is no plugin file (a missing folder) names no plugin.
@@ -87,6 +99,7 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
             prompts: "-".into(),
             grants: "-".into(),
             problem: format!("{:#}", problem.error).replace('\n', " "),
+            contested: false,
         });
     }
     rows.sort_by(|a, b| a.file.cmp(&b.file));

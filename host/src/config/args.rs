@@ -169,8 +169,9 @@ pub struct ServeArgs {
     /// seconds (a dead replica's tasks fail after it); over `[store] lease_seconds` [default: 30].
     #[arg(long, value_name = "SECONDS")]
     pub store_lease: Option<u64>,
-    /// This replica's name in the fleet (a DNS label, the pod name under Kubernetes): its
-    /// session ids start with it [default: the host name].
+    /// This replica's name (a DNS label, the pod name under Kubernetes): its legacy session ids
+    /// start with it, so that a load balancer can route by them (in a fleet, `--store`, they do
+    /// with the host name when this is not given) [default: the host name].
     #[arg(long, value_name = "NAME", env = "MCPBOX_REPLICA")]
     pub replica: Option<String>,
     /// After SIGTERM or SIGINT, how long in-flight calls may finish before streams and

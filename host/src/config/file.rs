@@ -252,6 +252,9 @@ pub(crate) struct FilePlugin {
     pub(crate) host_paths: Option<bool>,
     /// Tell it who a call is made for (`host.caller`; default false).
     pub(crate) caller: Option<bool>,
+    /// Its resource templates that get their URIs when another plugin's template could match
+    /// them too (otherwise neither serves them).
+    pub(crate) owns: Option<Vec<String>>,
     /// Which tools may run as tasks (the 2026-07-28 tasks extension): `[plugin.NAME.tasks.TOOL]`,
     /// `TOOL` a tool's own name or `*` for the others.
     pub(crate) tasks: Option<BTreeMap<String, FileTasks>>,

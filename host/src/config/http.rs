@@ -58,6 +58,9 @@ pub struct HttpOptions {
     pub shutdown_grace: Duration,
     /// After a stop signal: how long new requests are still taken while readiness fails.
     pub drain_delay: Duration,
+    /// What legacy session ids start with (`NAME.RANDOM`): the replica's name, when one is
+    /// given (`--replica`) or the server shares a store (a fleet); else plain random ids.
+    pub session_prefix: Option<String>,
 }
 
 /// The certificate chain and key of an HTTPS listener.
@@ -156,6 +159,7 @@ pub(super) fn http_options(
         ws_path,
         legacy_sse,
         heartbeat,
+        session_prefix: None,
         shutdown_grace: pick(
             problems,
             flag_limit(args.shutdown_grace, "--shutdown-grace", seconds_within(SHUTDOWN_SECONDS)),

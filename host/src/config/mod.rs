@@ -129,9 +129,16 @@ impl Settings {
         let plugin_configs = plugin::plugin_configs(&file, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
-        let http = http::http_options(&file, args, max_message_bytes, &mut problems);
+        let mut http = http::http_options(&file, args, max_message_bytes, &mut problems);
         let store = store::store_options(&file, args, &mut problems);
         let replica = store::replica_name(args, &mut problems);
+        // Named session ids wherever a load balancer may route by them: a fleet, or a replica
+        // the operator named.
+        if let Some(http) = &mut http
+            && (store.is_some() || args.replica.is_some())
+        {
+            http.session_prefix = Some(replica.clone());
+        }
         problems.finish()?;
         let copy_on_write_mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
         let (engine, copy_on_write_reason) =

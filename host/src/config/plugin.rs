@@ -38,6 +38,7 @@ fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: 
         max_concurrency: section.max_concurrency,
         prepared: problems.take(prepared).flatten(),
         tasks: section.tasks.as_ref().map(|tasks| task_policy(file, name, tasks, problems)),
+        owns: section.owns.clone().unwrap_or_default(),
     }
 }
 

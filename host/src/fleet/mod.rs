@@ -56,7 +56,8 @@ pub struct Fleet {
     /// This process, unique in the fleet: `NAME/RANDOM` (a replica restarted under its name
     /// is a new owner: the tasks of the process before it are not its own).
     owner: Arc<str>,
-    /// The name the operator gave this replica (the pod name): it starts every session id.
+    /// The name the operator gave this replica (the pod name), as its presence says (session ids
+    /// start with it too: `config/http.rs` `session_prefix`).
     name: Arc<str>,
     lease: Duration,
     /// Owners of tasks waiting for their inbox, woken by a message on this replica's channel.
@@ -105,11 +106,6 @@ impl Fleet {
     /// This process as the owner of its tasks.
     pub(crate) fn owner(&self) -> &str {
         &self.owner
-    }
-
-    /// The replica's name (session ids start with it).
-    pub(crate) fn name(&self) -> &str {
-        &self.name
     }
 
     /// How long leases last.

@@ -32,11 +32,6 @@ impl Health {
         self.draining.store(true, Ordering::Release);
     }
 
-    /// The fleet this replica belongs to, if any.
-    pub(crate) fn fleet(&self) -> Option<&Fleet> {
-        self.fleet.as_ref()
-    }
-
     /// Whether to send this replica traffic, and why (the body of `/readyz`).
     pub(crate) async fn readiness(&self) -> (bool, Value) {
         let mut reasons = Vec::new();

@@ -21,7 +21,7 @@ use tracing::field::Empty;
 use super::access::Kind;
 use super::handler::Session;
 use crate::runtime::Catalog;
-use crate::telemetry::trace;
+use crate::telemetry::{outcome, trace};
 
 /// What a request names: its tool, prompt or resource, under the conventions' attribute.
 #[derive(Clone, Copy)]
@@ -123,13 +123,18 @@ impl Session {
         let meta = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
         trace::set_parent(&span, meta("traceparent"), meta("tracestate"));
         let started = Instant::now();
-        let result = work.instrument(span.clone()).await;
+        let (result, counted) = outcome::scope(work.instrument(span.clone())).await;
+        // What the metrics counted (a timeout, a crash, the memory limit: each an `isError`
+        // result to the client), unless the response itself says more (a task, a question).
         let outcome = match &result {
-            Ok(response) => response.outcome(),
+            Ok(response) => match response.outcome() {
+                said @ ("task" | "input_required") => said,
+                said => counted.unwrap_or(said),
+            },
             Err(error) => {
                 span.record("error.type", error.code.0);
                 span.record("otel.status_code", "error");
-                "error"
+                counted.unwrap_or("error")
             }
         };
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -132,6 +132,9 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
     }
     let engine = Engine::new(&config).map_err(anyhow::Error::from).context("cannot create the wasmtime engine")?;
     start_epoch_ticker(&engine)?;
+    if options.pooling {
+        crate::runtime::idle::watch(&engine);
+    }
     Ok((engine, cached))
 }
 

@@ -2,6 +2,13 @@
 //! the protocol stream. Stderr lines go to the host log tagged with the plugin name; stdout
 //! lines go there at debug level. Both are bounded per call, so a flood costs a counter,
 //! not memory, and the guest is never blocked or trapped for writing.
+//!
+//! The bound is on what reaches the host's log, as it is written: each line costs its text
+//! and [`LINE_COST`] (its timestamp, level, the plugin's name and the request's fields), so a
+//! flood of short or empty lines is bounded as tightly as one long one. The stderr stream's
+//! budget is also the call's for every other line the guest causes: its `host.log` messages
+//! and mcpbox's warnings about what it refused it (updates of others' URIs, denied HTTP
+//! requests). What is dropped is said once, when the call ends.
 
 use std::io;
 use std::pin::Pin;
@@ -11,8 +18,13 @@ use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 
-/// Bytes of guest output logged per stream and call; the rest is counted and dropped.
-const LOG_BUDGET: usize = 256 * 1024;
+/// Bytes of log lines a call's guest may cause per stream, as written; the rest is counted
+/// and dropped.
+pub(crate) const LOG_BUDGET: usize = 256 * 1024;
+/// What a log line costs beyond its text: the JSON log format writes about 470 bytes of
+/// timestamp, level, target, plugin and the request span's fields around an empty message
+/// (text logs fewer). So at most 512 lines per stream and call.
+pub(crate) const LINE_COST: usize = 512;
 /// A line longer than this is logged in pieces.
 const MAX_LINE: usize = 8 * 1024;
 /// How much of the end of stderr is kept to explain a trap (a Rust panic message).
@@ -33,7 +45,8 @@ struct State {
     kind: StreamKind,
     line: Vec<u8>,
     budget: usize,
-    dropped: usize,
+    dropped_bytes: usize,
+    dropped_lines: usize,
     tail: Vec<u8>,
 }
 
@@ -44,7 +57,8 @@ impl GuestOutput {
             kind,
             line: Vec::new(),
             budget: LOG_BUDGET,
-            dropped: 0,
+            dropped_bytes: 0,
+            dropped_lines: 0,
             tail: Vec::new(),
         })))
     }
@@ -55,29 +69,24 @@ impl GuestOutput {
         String::from_utf8_lossy(&state.tail).into_owned()
     }
 
-    /// Takes `bytes` of this stream's log budget for a message the guest logs through the host
-    /// (`host.log`), so that its logs reaching the host's stderr share the budget its stderr
-    /// has; false (and counted as dropped) once it is spent.
-    pub fn take_log_budget(&self, bytes: usize) -> bool {
-        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if bytes > state.budget {
-            state.budget = 0;
-            state.dropped = state.dropped.saturating_add(bytes);
-            return false;
-        }
-        state.budget -= bytes;
-        true
+    /// Takes this stream's log budget for one more line the guest causes, of `bytes` of text
+    /// (a `host.log` message, or mcpbox's warning about something it refused the guest), so
+    /// that it shares the budget the guest's stderr has; false (and counted as dropped) once
+    /// the line does not fit.
+    pub fn take_line(&self, bytes: usize) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take_line(bytes)
     }
 
-    /// Logs a trailing partial line and how much was dropped. Call once the call is over.
+    /// Logs a trailing partial line and, once, how much was dropped. Call once the call is over.
     pub fn finish(&self) {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         state.emit_line();
-        if state.dropped > 0 {
+        if state.dropped_bytes > 0 || state.dropped_lines > 0 {
             tracing::warn!(
                 plugin = %state.plugin,
                 stream = ?state.kind,
-                dropped_bytes = state.dropped,
+                dropped_lines = state.dropped_lines,
+                dropped_bytes = state.dropped_bytes,
                 "guest output over the {LOG_BUDGET}-byte log budget was dropped"
             );
         }
@@ -93,10 +102,13 @@ impl State {
                 self.tail.drain(..excess);
             }
         }
-        let kept = if crate::switched_off!("guest-io.log-budget") { bytes.len() } else { bytes.len().min(self.budget) };
-        self.budget = self.budget.saturating_sub(kept);
-        self.dropped += bytes.len() - kept;
-        for &byte in &bytes[..kept] {
+        // Spent: not even an empty line fits, so nothing more is buffered, only counted.
+        if self.budget < LINE_COST && !crate::switched_off!("guest-io.log-budget") {
+            self.dropped_bytes = self.dropped_bytes.saturating_add(bytes.len());
+            self.dropped_lines = self.dropped_lines.saturating_add(bytes.iter().filter(|&&b| b == b'\n').count());
+            return;
+        }
+        for &byte in bytes {
             if byte == b'\n' {
                 self.emit_line();
             } else {
@@ -108,8 +120,24 @@ impl State {
         }
     }
 
+    /// Charges a line of `bytes` of text, as written, to the budget; false if it does not fit.
+    fn take_line(&mut self, bytes: usize) -> bool {
+        let cost = bytes.saturating_add(LINE_COST);
+        if cost > self.budget && !crate::switched_off!("guest-io.log-budget") {
+            self.dropped_bytes = self.dropped_bytes.saturating_add(bytes);
+            self.dropped_lines = self.dropped_lines.saturating_add(1);
+            return false;
+        }
+        self.budget = self.budget.saturating_sub(cost);
+        true
+    }
+
     fn emit_line(&mut self) {
         if self.line.is_empty() {
+            return;
+        }
+        if !self.take_line(self.line.len()) {
+            self.line.clear();
             return;
         }
         let text = String::from_utf8_lossy(&self.line);

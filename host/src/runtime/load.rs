@@ -105,6 +105,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         policy,
         requested,
         tasks: None,
+        owns: Vec::new(),
         plain: offered.plain,
         prepared: None,
     })

@@ -1,7 +1,8 @@
 //! The runtime: everything between a plugin file and a finished call, and nothing of MCP's
 //! wire format (no file here names rmcp or the `mcp` module; a test enforces it).
 //!
-//! - [`engine`]: the one wasmtime engine, every knob with its reason;
+//! - [`engine`]: the one wasmtime engine, every knob with its reason; `idle`: the pool's freed
+//!   memory returned once no call runs;
 //! - [`catalog`]: plugin files found, loaded, merged into one set of names, and calls routed;
 //! - [`compile`]: plugin files compiled within a size and a time bound (in a child process);
 //! - `load`, `linker`, `plain`, `descriptors`: loading one plugin (imports checked against its
@@ -23,6 +24,7 @@ pub mod compile;
 mod descriptors;
 pub mod engine;
 mod guest_io;
+mod idle;
 mod invoke;
 pub(crate) mod limits;
 mod linker;

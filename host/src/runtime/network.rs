@@ -20,6 +20,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 
 use crate::runtime::address::split_host_port;
 use crate::runtime::bindings::types::LogLevel;
+use crate::runtime::guest_io::GuestOutput;
 use crate::runtime::policy::NetworkPolicy;
 use crate::runtime::sandbox::GuestEvent;
 use crate::runtime::special_purpose::refusal;
@@ -27,7 +28,8 @@ use crate::runtime::special_purpose::refusal;
 /// Connecting (DNS, TCP, TLS) gets this long unless the guest asks for less.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The client is told of at most this many refused requests per call (the host log gets all).
+/// The client is told of at most this many refused requests per call (the host log gets as
+/// many as the call's log budget holds).
 const DENIALS_REPORTED: usize = 10;
 
 /// The `wasi:http` hooks of one call: which plugin, and what its policy allows (`None`: the
@@ -39,6 +41,9 @@ pub struct NetworkAccess {
     /// the guest only gets an error code, and its author needs to know why.
     pub events: Option<UnboundedSender<GuestEvent>>,
     pub denials: Arc<AtomicUsize>,
+    /// The call's log budget (its stderr's): a guest that retries denied requests in a loop
+    /// gets as many warnings in the host's log as fit in it, not one per request.
+    pub log: GuestOutput,
 }
 
 type ResponseFuture = Box<
@@ -61,13 +66,16 @@ impl WasiHttpHooks for NetworkAccess {
         let policy = self.policy.clone();
         let events = self.events.clone();
         let denials = self.denials.clone();
+        let log = self.log.clone();
         Box::new(async move {
             let url = request.uri().to_string();
             let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
             let target = match tokio::time::timeout(connect_timeout, check(policy.as_deref(), request.uri())).await {
                 Ok(Ok(target)) => target,
                 Ok(Err(denied)) => {
-                    tracing::warn!(%plugin, %url, "denied an HTTP request: {}", denied.reason);
+                    if log.take_line(url.len() + denied.reason.len()) {
+                        tracing::warn!(%plugin, %url, "denied an HTTP request: {}", denied.reason);
+                    }
                     if let Some(events) = events
                         && denials.fetch_add(1, Ordering::Relaxed) < DENIALS_REPORTED
                     {

@@ -48,6 +48,9 @@ pub struct Plugin {
     pub requested: Option<RequestedPolicy>,
     /// Which of its tools may run as tasks (the operator's `[plugin.NAME.tasks]`).
     pub tasks: Option<crate::runtime::plugin_config::TaskPolicy>,
+    /// Its resource templates the operator gives their URIs where another plugin's template
+    /// could match them too (`[plugin.NAME] owns`; never the plugin's own word).
+    pub owns: Vec<String>,
     /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
     /// behind each tool, by the tool's local name.
     pub(crate) plain: Vec<(String, crate::runtime::plain::PlainFunction)>,

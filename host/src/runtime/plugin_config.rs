@@ -30,6 +30,9 @@ pub struct PluginConfig {
     pub policy: Policy,
     /// Which tools may run as tasks (`[plugin.NAME.tasks]`); `None`: none.
     pub tasks: Option<TaskPolicy>,
+    /// Its resource templates that own their URIs where another plugin's template could match
+    /// them too (`[plugin.NAME] owns`); a contested template is otherwise served by neither.
+    pub owns: Vec<String>,
 }
 
 /// How the operator lets a plugin's tools run as tasks (the 2026-07-28 tasks extension), by

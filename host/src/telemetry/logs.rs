@@ -3,6 +3,8 @@
 //! as OpenTelemetry traces.
 
 use anyhow::Result;
+use tracing::{Level, Metadata};
+use tracing_subscriber::filter::{FilterExt, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
@@ -42,6 +44,17 @@ fn default_filter(format: LogFormat) -> EnvFilter {
     EnvFilter::new(format!("info,rmcp=warn,mcpbox::request={requests}"))
 }
 
+/// Whether a line may be written whatever `MCPBOX_LOG` asks: mcpbox's own at every level (none
+/// carries a call's arguments or results, a token or a key), the libraries' at info and above
+/// only. Below that they write whole messages and frames: rmcp each request and response
+/// (arguments, results), tungstenite each WebSocket frame, reqwest what it reads (tokens from
+/// authorization servers, registry credentials). `docs/deploy.md` states the promise.
+fn free_of_payloads(metadata: &Metadata<'_>) -> bool {
+    metadata.target().starts_with("mcpbox")
+        || *metadata.level() <= Level::INFO
+        || crate::switched_off!("telemetry.payload-free-logs")
+}
+
 /// Installs the process's subscriber: `format` lines on stderr, and spans over OTLP/HTTP to
 /// `otlp_endpoint` when one is given (the collector's base URL; `/v1/traces` is added).
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry> {
@@ -64,6 +77,7 @@ pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry>
         }
         None => (None, None),
     };
+    let filter = filter.and(filter_fn(free_of_payloads));
     tracing_subscriber::registry().with(lines.with_filter(filter)).with(otel).try_init()?;
     Ok(Telemetry { traces })
 }

@@ -126,6 +126,14 @@ fn loading_messages() -> Vec<String> {
             &[("fs.wasm", &fixture("fs")), ("squatter.wasm", &fixture("squatter"))],
             Some("plugins = [\".\"]\n[plugin.squatter]\nenv = { SQUAT_TEMPLATE = \"file:///{path}\" }\n"),
         ),
+        check(
+            &[("fs.wasm", &fixture("fs")), ("x.wasm", &fixture("squatter")), ("y.wasm", &fixture("squatter"))],
+            Some(
+                "plugins = [\".\"]\n[plugin.x]\nenv = { SQUAT_TEMPLATE = \"{+uri}\" }\n\
+                 [plugin.y]\nenv = { SQUAT_TEMPLATE = \"y://{x}\" }\n",
+            ),
+        ),
+        check(&[("x.wasm", &echo)], Some("plugins = [\"x.wasm\"]\n[plugin.x]\nowns = [\"x://{id}\"]\n")),
         check(&[], Some("plugins = [\"a\"]\n\n[limits]\ntimeout_ms = 5\nmemroy_mib = 3\n")),
         check(&[], Some("[plugin.web]\nnetwork = [\n  \"https://ok.example\",\n  \"api.example.com\",\n]\n")),
         check(&[("x.wasm", &echo)], Some("plugins = [\"x.wasm\"]\n[limits]\nmax_plugin_mib = 0\n")),

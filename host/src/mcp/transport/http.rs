@@ -83,8 +83,7 @@ pub async fn serve(
     // default is 16); idle sessions end after rmcp's 5 minutes.
     let mut in_memory = LocalSessionManager::default();
     in_memory.session_config.channel_capacity = SSE_RESUME_EVENTS;
-    let replica = state.health.fleet().map(|fleet| fleet.name().to_owned());
-    let sessions = Arc::new(ReplicaSessions::new(in_memory, replica));
+    let sessions = Arc::new(ReplicaSessions::new(in_memory, options.session_prefix.clone()));
     metrics().sample_with({
         let sessions = sessions.clone();
         move |metrics| {

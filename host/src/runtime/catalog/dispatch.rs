@@ -50,6 +50,7 @@ impl Catalog {
             Err(error) => (error.kind(), 0),
         };
         metrics().tool_call(&plugin.name, name, outcome, started.elapsed(), output_bytes);
+        crate::telemetry::outcome::report(outcome);
         let (result, _) = result?;
         let plugin = plugin.name.clone();
         if let Ok(result) = &result
@@ -93,30 +94,33 @@ impl Catalog {
                 }
             }
         }
-        // The one choke point: a listed URI stays only with its owner.
+        // The one choke point: a listed URI stays only with its owner. What is left out is said
+        // once per plugin and listing (a plugin listing thousands of others' URIs must not
+        // write thousands of lines).
+        let mut left_out: Vec<(usize, usize, String)> = Vec::new();
         all.retain(|(index, resource)| {
-            self.owns(*index, &resource.uri) || crate::switched_off!("catalog.lists-own-uris")
+            let owned = self.owners.owner_of(&resource.uri) == Some(*index);
+            if !owned {
+                match left_out.iter_mut().find(|(plugin, _, _)| plugin == index) {
+                    Some((_, count, _)) => *count += 1,
+                    None => left_out.push((*index, 1, resource.uri.clone())),
+                }
+            }
+            owned || crate::switched_off!("catalog.lists-own-uris")
         });
+        for (index, count, first) in left_out {
+            tracing::warn!(
+                plugin = %self.plugins[index].name,
+                left_out = count,
+                first = %first.chars().take(256).collect::<String>(),
+                "left out listed resources the plugin does not own (another plugin's template matches them, \
+                 another plugin lists them too, or a contested template matches them)"
+            );
+        }
         match first_error {
             Some(error) if !answered => Err(error),
             _ => Ok(all),
         }
-    }
-
-    /// Whether the plugin at `index` owns `uri`; if not, says why in the log.
-    fn owns(&self, index: usize, uri: &str) -> bool {
-        let owner = self.owners.owner_of(uri);
-        if owner != Some(index) {
-            let plugin = &self.plugins[index].name;
-            match owner {
-                Some(owner) => {
-                    let owner = &self.plugins[owner].name;
-                    tracing::warn!(%plugin, %uri, %owner, "left out a listed resource another plugin owns");
-                }
-                None => tracing::warn!(%plugin, %uri, "left out a resource more than one plugin lists"),
-            }
-        }
-        owner == Some(index)
     }
 
     /// Reads a resource from the plugin that owns its URI: the one whose template matches it,

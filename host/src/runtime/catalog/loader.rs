@@ -100,6 +100,7 @@ async fn load_file(
     let mut plugin = select_tools(load::load(linkers, compiled, file, load_as).await?, config)?;
     plugin.slots = config.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
     plugin.prepare(config.prepared.unwrap_or(DEFAULT_PREPARED));
+    plugin.owns.clone_from(&config.owns);
     if let Some(tasks) = &config.tasks {
         let named = tasks.tools.iter().map(|(tool, _)| tool).filter(|tool| *tool != "*");
         for tool in named.filter(|t| !plugin.tools.iter().any(|i| &i.descriptor.name == *t)) {

@@ -5,19 +5,20 @@
 //! - [`discover`](discover()): which files are plugins;
 //! - `loader`: compiling and loading them in parallel under their configs;
 //! - `dispatch`: the calls (`call_tool`, `read_resource`, ...), routed by name or URI;
-//! - `ownership`: which plugin owns a resource URI (reads and update announcements).
+//! - `ownership`: which plugin owns a resource URI (reads and update announcements);
+//! - `contests`: what two plugins claim (a name, URIs), served by neither unless the operator
+//!   gives it to one, so that nothing depends on the order plugins load in.
 
+mod contests;
 mod discover;
 mod dispatch;
 mod loader;
 mod ownership;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Result, anyhow};
-
+pub use contests::Contest;
 pub use discover::discover;
 pub(crate) use discover::is_plugin_file;
 pub use dispatch::CompletionTarget;
@@ -58,40 +59,43 @@ pub struct Catalog {
     /// Who owns which resource URI (see `ownership`); shared with calls, which check the URIs
     /// their guest announces.
     owners: Arc<ownership::Owners>,
+    /// What two plugins claimed, withheld from both (see `contests`).
+    contests: Vec<Contest>,
 }
 
 impl Catalog {
-    /// One catalog of `plugins`, in order; a plugin whose name or names collide with an
-    /// earlier one is left out and reported.
+    /// One catalog of `plugins`, whatever their order: plugins that share a name are left out
+    /// and reported; what two plugins claim (a name, URIs) is withheld from both and logged
+    /// (see `contests`), unless the operator gave the URIs to one.
     pub fn assemble(plugins: Vec<Arc<Plugin>>) -> (Catalog, Vec<LoadProblem>) {
+        let (plugins, problems) = contests::unique_names(plugins);
         let mut catalog = Catalog::default();
-        let mut problems = Vec::new();
         for plugin in plugins {
-            let path = plugin.path.clone();
-            if let Err(error) = catalog.add(plugin) {
-                problems.push(LoadProblem { path, error });
+            catalog.add(plugin);
+        }
+        let (contests, withheld) =
+            contests::settle(&catalog.plugins, &mut catalog.tools, &mut catalog.prompts, &mut catalog.templates);
+        for contest in &contests {
+            match contest.is_open() {
+                true => tracing::warn!("{contest}"),
+                false => tracing::info!("{contest}"),
             }
         }
+        for unknown in contests::unknown_owns(&catalog.plugins) {
+            tracing::warn!("{unknown}");
+        }
+        catalog.contests = contests;
         catalog.tools.sort_by(|a, b| a.name.cmp(&b.name));
         catalog.prompts.sort_by(|a, b| a.name.cmp(&b.name));
         catalog.templates.sort_by(|a, b| a.name.cmp(&b.name));
         let templates = catalog.templates.iter().map(|t| (t.item.uri_template.clone(), t.plugin)).collect();
-        catalog.owners = Arc::new(ownership::Owners::new(templates));
+        catalog.owners = Arc::new(ownership::Owners::new(templates, withheld));
         (catalog, problems)
     }
 
-    /// Adds a plugin unless its name or one of its prefixed names is taken already.
-    fn add(&mut self, plugin: Arc<Plugin>) -> Result<()> {
+    /// Adds a plugin with its prefixed names (what two plugins claim is settled once all are in).
+    fn add(&mut self, plugin: Arc<Plugin>) {
         let index = self.plugins.len();
-        if let Some(other) = self.plugins.iter().find(|p| p.name == plugin.name) {
-            return Err(anyhow!(
-                "plugin `{}` ({}) has the same name as plugin `{}` ({}); rename one of the files",
-                plugin.name,
-                plugin.path.display(),
-                other.name,
-                other.path.display()
-            ));
-        }
         let entry = |name: &str| format!("{}{name}", plugin.prefix);
         let tools: Vec<_> = plugin
             .tools
@@ -102,12 +106,6 @@ impl Catalog {
             plugin.prompts.iter().map(|p| Entry { name: entry(&p.name), plugin: index, item: p.clone() }).collect();
         let templates: Vec<_> =
             plugin.templates.iter().map(|t| Entry { name: entry(&t.name), plugin: index, item: t.clone() }).collect();
-        self.check_unique("tool", &plugin, &self.tools, &tools)?;
-        self.check_unique("prompt", &plugin, &self.prompts, &prompts)?;
-        self.check_unique("resource template", &plugin, &self.templates, &templates)?;
-        if !crate::switched_off!("catalog.templates-apart") {
-            self.check_templates_apart(&plugin, &templates)?;
-        }
         tracing::info!(
             plugin = %plugin.name,
             path = %plugin.path.display(),
@@ -121,47 +119,11 @@ impl Catalog {
         self.prompts.extend(prompts);
         self.templates.extend(templates);
         self.plugins.push(plugin);
-        Ok(())
     }
 
-    fn check_unique<T>(&self, what: &str, plugin: &Plugin, existing: &[Entry<T>], new: &[Entry<T>]) -> Result<()> {
-        let mut seen: BTreeMap<&str, &Plugin> =
-            existing.iter().map(|e| (e.name.as_str(), &*self.plugins[e.plugin])).collect();
-        for entry in new {
-            if let Some(other) = seen.insert(&entry.name, plugin) {
-                return Err(anyhow!(
-                    "{what} `{}` of plugin `{}` ({}) collides with the {what} of that name from plugin `{}` ({})",
-                    entry.name,
-                    plugin.name,
-                    plugin.path.display(),
-                    other.name,
-                    other.path.display()
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Refuses templates that could match a URI another plugin's template matches: a URI has
-    /// one owner, whatever the order the files load in.
-    fn check_templates_apart(&self, plugin: &Plugin, new: &[Entry<resources::ResourceTemplate>]) -> Result<()> {
-        for entry in new {
-            let template = &entry.item.uri_template;
-            let taken = self.templates.iter().find(|e| ownership::templates_overlap(&e.item.uri_template, template));
-            if let Some(other) = taken {
-                let owner = &self.plugins[other.plugin];
-                return Err(anyhow!(
-                    "resource template `{template}` of plugin `{}` ({}) can match the same URIs as `{}` of plugin `{}` \
-                     ({}): a URI has one owner; change one of the templates, or serve one of the plugins",
-                    plugin.name,
-                    plugin.path.display(),
-                    other.item.uri_template,
-                    owner.name,
-                    owner.path.display()
-                ));
-            }
-        }
-        Ok(())
+    /// What two plugins claimed, withheld from both (or given to one by the operator).
+    pub fn contests(&self) -> &[Contest] {
+        &self.contests
     }
 
     /// Whether some plugin has directories the operator wants narrowed to the client's roots.

@@ -1,8 +1,9 @@
 //! Who owns a resource URI. A URI belongs to the plugin whose resource template matches it, or
 //! else to the one plugin that lists it; templates that could match the same URI across plugins
-//! are a load-time collision, so ownership never depends on the order of files. Only the owner
-//! is asked to read a URI, and only the owner may announce that it changed: a plugin cannot
-//! answer, or announce updates, for another plugin's resources.
+//! are contested (`contests`): served by neither, and a URI only they match belongs to nobody,
+//! whoever lists it, so ownership never depends on the order of files. Only the owner is asked
+//! to read a URI, and only the owner may announce that it changed: a plugin cannot answer, or
+//! announce updates, for another plugin's resources.
 //!
 //! Template expressions (`{x}`, `{+path}`, ...) are taken to match any text, so a collision is
 //! reported whenever two templates could match one URI (possibly more often, never less).
@@ -95,22 +96,46 @@ impl Listed {
     }
 }
 
-/// Who owns which URI in one catalog: its templates (by plugin index) and what was listed.
+/// Who owns which URI in one catalog: its templates (by plugin index), the templates two
+/// plugins contested (whose URIs nobody owns), and what was listed.
 #[derive(Debug, Default)]
 pub(crate) struct Owners {
     templates: Vec<(String, usize)>,
+    withheld: Vec<String>,
     listed: Listed,
 }
 
+/// Who a URI belongs to by the templates.
+enum ByTemplate {
+    /// The plugin whose served template matches it.
+    Plugin(usize),
+    /// Only a withheld (contested) template matches it: nobody, whoever lists it.
+    Nobody,
+    /// No template matches it: whoever alone lists it.
+    Unclaimed,
+}
+
 impl Owners {
-    /// Owners by `templates`, as (URI template, plugin index); no two may overlap (the catalog
-    /// refuses such plugins at load).
-    pub(crate) fn new(templates: Vec<(String, usize)>) -> Owners {
-        Owners { templates, listed: Listed::default() }
+    /// Owners by `templates`, as (URI template, plugin index), no two of them overlapping
+    /// across plugins (`contests` withholds those); `withheld` are the contested ones.
+    pub(crate) fn new(templates: Vec<(String, usize)>, withheld: Vec<String>) -> Owners {
+        Owners { templates, withheld, listed: Listed::default() }
+    }
+
+    fn claim(&self, uri: &str) -> ByTemplate {
+        let served = self.templates.iter().find(|(template, _)| template_matches(template, uri));
+        match served {
+            Some((_, plugin)) => ByTemplate::Plugin(*plugin),
+            None if self.withheld.iter().any(|template| template_matches(template, uri)) => ByTemplate::Nobody,
+            None => ByTemplate::Unclaimed,
+        }
     }
 
     fn by_template(&self, uri: &str) -> Option<usize> {
-        self.templates.iter().find(|(template, _)| template_matches(template, uri)).map(|(_, plugin)| *plugin)
+        match self.claim(uri) {
+            ByTemplate::Plugin(plugin) => Some(plugin),
+            _ => None,
+        }
     }
 
     /// The plugin that owns `uri`: its template matches, or (failing that) it alone listed it.
@@ -118,12 +143,16 @@ impl Owners {
         if crate::switched_off!("catalog.reads-go-to-owner") {
             return self.by_template(uri).or(Some(0));
         }
-        self.by_template(uri).or_else(|| self.listed.owner(uri))
+        match self.claim(uri) {
+            ByTemplate::Plugin(plugin) => Some(plugin),
+            ByTemplate::Nobody => None,
+            ByTemplate::Unclaimed => self.listed.owner(uri),
+        }
     }
 
-    /// Records that `plugin` listed `uri`, unless a template owns it.
+    /// Records that `plugin` listed `uri`, unless a template (served or contested) claims it.
     pub(crate) fn note_listing(&self, plugin: usize, uri: &str) {
-        if self.by_template(uri).is_none() {
+        if matches!(self.claim(uri), ByTemplate::Unclaimed) {
             self.listed.record(plugin, uri);
         }
     }

@@ -86,7 +86,7 @@ impl host::Host for HostState {
         let data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
         let bytes = wire_len(&data).saturating_add(wire_len(&logger));
         // The host's own log gets it only within the budget the guest's stderr has.
-        if crate::switched_off!("output.host-log-shares-stderr") || self.stderr.take_log_budget(bytes) {
+        if crate::switched_off!("output.host-log-shares-stderr") || self.stderr.take_line(bytes) {
             let plugin = &self.plugin;
             use types::LogLevel as L;
             match level {
@@ -166,7 +166,10 @@ impl host::Host for HostState {
             && !owned.contains(&uri)
             && !crate::switched_off!("catalog.announces-own-uris")
         {
-            tracing::warn!(plugin = %self.plugin, %uri, "refused a resource update for a URI the plugin does not serve");
+            // Within the call's log budget: a thousand refusals a call must not flood the log.
+            if self.stderr.take_line(uri.len()) {
+                tracing::warn!(plugin = %self.plugin, %uri, "refused a resource update for a URI the plugin does not serve");
+            }
             return;
         }
         if let Some(notify) = &self.scope.resource_updated {

@@ -84,6 +84,7 @@ pub(crate) async fn run_call<R: Send>(
     let builder = StoreBuilder { plugin, pre, limits, policy, deadline, stdout: &stdout, stderr: &stderr };
     // Counted until the call ends, a call's future dropped midway included.
     let _in_use = Open::gauge(&metrics().instances_in_use);
+    let _busy = crate::runtime::idle::busy();
     let (mut store, made) = match ready {
         Some(Ready { mut store, instance }) => {
             builder.arm(&mut store, scope)?;

@@ -107,6 +107,7 @@ impl StoreBuilder<'_> {
                 policy: policy.network.clone(),
                 events: scope.events.clone(),
                 denials: Arc::default(),
+                log: stderr.clone(),
             },
             limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0 },
             plugin: plugin.clone(),
