@@ -140,5 +140,7 @@ fn without_its_own_executable_mcpbox_still_loads_new_plugins() {
     std::fs::copy(fixture("conformance"), plugins.path().join("conformance.wasm")).unwrap();
     assert!(server.wait_for_log("without the time limit", WAIT), "{}", server.stderr());
     assert!(server.wait_for_log("loaded plugin plugin=conformance", WAIT), "{}", server.stderr());
+    // Served once the new catalog is swapped in, which the client is told of.
+    server.read_until(|m| m["method"] == "notifications/tools/list_changed");
     assert_still_serving(&mut server);
 }

@@ -4,7 +4,8 @@
 
 use anyhow::Result;
 use tracing::{Level, Metadata};
-use tracing_subscriber::filter::{FilterExt, filter_fn};
+use tracing_subscriber::filter::{FilterExt, LevelFilter, filter_fn};
+use tracing_subscriber::layer::Filter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
@@ -55,11 +56,20 @@ fn free_of_payloads(metadata: &Metadata<'_>) -> bool {
         || crate::switched_off!("telemetry.payload-free-logs")
 }
 
+/// The lines' filter: what `levels` (`MCPBOX_LOG`) lets through, and of that only what is free
+/// of payloads. The payload filter's hint (TRACE) leaves the combined hint the level filter's:
+/// without a hint the `log` crate's maximum level would be TRACE, and every `log::trace!` of
+/// Cranelift's (thousands per function compiled) would reach the subscriber to be refused
+/// there; compiling a Python plugin took 8 times as long.
+fn line_filter(levels: EnvFilter) -> impl Filter<Registry> + Send + Sync {
+    levels.and(filter_fn(free_of_payloads).with_max_level_hint(LevelFilter::TRACE))
+}
+
 /// Installs the process's subscriber: `format` lines on stderr, and spans over OTLP/HTTP to
 /// `otlp_endpoint` when one is given (the collector's base URL; `/v1/traces` is added).
 pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry> {
     // The log level filters the lines only: spans go to the exporter whatever it says.
-    let filter = EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| default_filter(format));
+    let filter = line_filter(EnvFilter::try_from_env("MCPBOX_LOG").unwrap_or_else(|_| default_filter(format)));
     let lines: Box<dyn Layer<Registry> + Send + Sync> = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false).boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
@@ -77,7 +87,18 @@ pub fn init(format: LogFormat, otlp_endpoint: Option<&str>) -> Result<Telemetry>
         }
         None => (None, None),
     };
-    let filter = filter.and(filter_fn(free_of_payloads));
     tracing_subscriber::registry().with(lines.with_filter(filter)).with(otel).try_init()?;
     Ok(Telemetry { traces })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_filter_keeps_the_level_filters_hint() {
+        // What `log` calls below it cost nothing: they stop at `log::max_level()`.
+        assert_eq!(line_filter(default_filter(LogFormat::Text)).max_level_hint(), Some(LevelFilter::INFO));
+        assert_eq!(line_filter(EnvFilter::new("warn,mcpbox=debug")).max_level_hint(), Some(LevelFilter::DEBUG));
+    }
 }
