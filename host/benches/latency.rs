@@ -21,8 +21,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcpbox::runtime::Catalog;
-use mcpbox::runtime::compile::{CompileBounds, Compiler};
 use mcpbox::runtime::engine::EngineOptions;
+use mcpbox::runtime::engine::compile::{CompileBounds, Compiler};
 use mcpbox::runtime::{CallScope, Limits};
 use serde_json::{Value, json};
 

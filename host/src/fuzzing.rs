@@ -2,7 +2,7 @@
 //!
 //! The targets are property tests (`proptest`, which runs on the stable toolchain), one per
 //! input surface of the host, each in a `fuzz` module beside the code it fuzzes:
-//! `mcp/transport/framing/fuzz.rs` (framing and JSON-RPC parsing, every message transport), `runtime/plain/value/fuzz.rs`
+//! `mcp/transport/framing/fuzz.rs` (framing and JSON-RPC parsing, every message transport), `runtime/plugin/plain/value/fuzz.rs`
 //! (JSON to component values of random WIT types), `config/file/fuzz.rs` (config files),
 //! `mcp/paging/fuzz.rs` (cursors) and `mcp/client/fuzz.rs` (`inputResponses`). The test command
 //! runs each briefly (`PROPTEST_CASES`, 256 by default); `scripts/fuzz.sh` runs them for as

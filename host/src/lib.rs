@@ -14,6 +14,7 @@
 //! - [`failpoint`]: the switches that turn a protection off in the test suite's build only,
 //!   used by every layer, using none.
 
+pub(crate) mod access;
 pub mod cli;
 pub(crate) mod config;
 pub mod failpoint;

@@ -11,7 +11,7 @@ use super::registry;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::OciRef;
 use crate::runtime::catalog::is_plugin_file;
-use crate::runtime::compile::Compiler;
+use crate::runtime::engine::compile::Compiler;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
 /// `mcpbox check`.

@@ -9,7 +9,7 @@ use super::progress::{self, Transfers};
 use super::registry;
 use crate::config::{ServeArgs, Settings};
 use crate::runtime::catalog;
-use crate::runtime::compile::Compiler;
+use crate::runtime::engine::compile::Compiler;
 
 /// `mcpbox compile`.
 pub(crate) async fn run(args: ServeArgs) -> Result<()> {

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::runtime::Limits;
-use crate::runtime::plugin_config::{TaskPolicy, ToolTasks};
-use crate::runtime::policy::Policy;
+use crate::runtime::grants::plugin_config::{TaskPolicy, ToolTasks};
+use crate::runtime::grants::policy::Policy;
 
 /// What the operator grants one plugin.
 #[derive(Debug, Serialize)]

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::grants::{Granted, Style};
 use crate::config::{ServeArgs, Settings};
-use crate::runtime::compile::Compiler;
-use crate::runtime::requested::RequestedPolicy;
+use crate::runtime::engine::compile::Compiler;
+use crate::runtime::grants::requested::RequestedPolicy;
 use crate::runtime::{CallScope, Limits, PluginConfig, catalog, interface_names, plugin_name};
 
 /// `mcpbox inspect FILE [--json] [--config FILE]`.

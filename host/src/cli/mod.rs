@@ -66,7 +66,7 @@ enum Command {
         sdk: Option<PathBuf>,
     },
     /// Internal: compile one plugin file, its bytes on stdin, into the compile cache with these
-    /// engine settings (the child process of a bounded compilation, runtime/compile.rs).
+    /// engine settings (the child process of a bounded compilation, runtime/engine/compile.rs).
     #[command(name = "__compile", hide = true)]
     CompileChild {
         /// The plugin file.
@@ -223,7 +223,7 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {
             let options = EngineOptions { cache_dir, pooling, max_memory_bytes, copy_on_write };
-            crate::runtime::compile::compile_child(&options, &file, bytes)
+            crate::runtime::engine::compile::compile_child(&options, &file, bytes)
         }
     }
 }

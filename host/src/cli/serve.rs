@@ -15,8 +15,8 @@ use crate::mcp::StateKeys;
 use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
 use crate::registry::Unwatched;
-use crate::runtime::compile::Compiler;
-use crate::runtime::reload::Reloader;
+use crate::runtime::catalog::reload::Reloader;
+use crate::runtime::engine::compile::Compiler;
 use crate::runtime::{Catalog, LiveCatalog};
 
 /// What a person who runs mcpbox on a terminal without plugins reads (a client never sees it:

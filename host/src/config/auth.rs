@@ -1,7 +1,7 @@
 //! `[auth]`: mcpbox as an OAuth 2.1 resource server (MCP `basic/authorization`, 2025-06-18
 //! to 2026-07-28): the authorization servers whose access tokens it accepts, the resource
 //! identifier tokens must be issued for, the signature algorithms it allows. Checked here,
-//! used by `mcp/auth/`.
+//! used by `access/tokens/`.
 
 use std::time::Duration;
 

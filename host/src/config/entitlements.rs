@@ -1,6 +1,6 @@
 //! `[[auth.entitlements]]` and `[auth.limits]`: what an authenticated principal may use, and
 //! its share of the server. Checked here (each mistake named with the file, line and key),
-//! applied by `mcp/access/`.
+//! applied by `access/`.
 
 use std::num::NonZeroU32;
 

@@ -3,17 +3,17 @@
 //! differ from each other, the heartbeat is 0 (off) or 100 ms to an hour.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use toml::Spanned;
 
+use super::ServeArgs;
 use super::auth::OAuthOptions;
 use super::file::ConfigFile;
-use super::problems::Problems;
+use super::problems::{Problems, flag_limit, pick, spanned_limit};
 use super::store::seconds_within;
-use super::{ServeArgs, flag_limit, pick, spanned_limit};
 
 /// How often SSE streams and WebSockets get a heartbeat unless configured: rmcp's default
 /// and below the 60 s idle timeout of nginx and most load balancers.
@@ -88,7 +88,7 @@ pub(super) fn http_options(
 ) -> Option<HttpOptions> {
     let addr = args.http?;
     let section = &file.config.http;
-    let auth_token = problems.take(args.auth_token_file.as_deref().map(super::read_token).transpose()).flatten();
+    let auth_token = problems.take(args.auth_token_file.as_deref().map(read_token).transpose()).flatten();
     let heartbeat = problems.take(heartbeat(file, args)).unwrap_or(Some(DEFAULT_HEARTBEAT));
     let path = problems.take(checked_path(&args.http_path, "--http-path")).unwrap_or_default();
     let oauth = problems.take(super::auth::oauth_options(file, addr.ip().is_loopback())).flatten();
@@ -240,4 +240,15 @@ fn checked_path(path: &str, what: &str) -> Result<String> {
     } else {
         Err(anyhow!("{what} must be a path starting with `/`, without `?`, `#`, spaces or braces, not `{path}`"))
     }
+}
+
+/// The static bearer token (`--auth-token-file`), trimmed; an empty file is an error.
+fn read_token(path: &Path) -> Result<String> {
+    let token =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the auth token file {}", path.display()))?;
+    let token = token.trim().to_owned();
+    if token.is_empty() {
+        return Err(anyhow!("the auth token file {} is empty", path.display()));
+    }
+    Ok(token)
 }

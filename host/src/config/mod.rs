@@ -21,7 +21,7 @@ mod problems;
 mod store;
 mod tasks;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
 use toml::Spanned;
@@ -31,15 +31,15 @@ pub use auth::{IntrospectionClient, OAuthOptions};
 pub use entitlements::{Entitlement, Grantee, PrincipalLimits, Rate};
 use file::ConfigFile;
 pub use http::HttpOptions;
-use problems::Problems;
+use problems::{Problems, flag_limit, pick, spanned_limit};
 
 use crate::registry::cosign::PublicKey;
 use crate::registry::{Mirrors, OciRef, Trust, is_reference, lock_path};
-use crate::runtime::compile::CompileBounds;
+use crate::runtime::engine::compile::CompileBounds;
 use crate::runtime::engine::{CopyOnWrite, EngineOptions, copy_on_write, default_cache_dir};
-use crate::runtime::limits::{self, LimitError, Limits};
-use crate::runtime::plugin_config::PluginConfigs;
-use crate::runtime::roots::AllowedDir;
+use crate::runtime::grants::limits::{self, LimitError, Limits};
+use crate::runtime::grants::plugin_config::PluginConfigs;
+use crate::runtime::grants::roots::AllowedDir;
 use crate::runtime::tasks::TaskSettings;
 
 /// Default largest JSON-RPC message (a stdin line or an HTTP body).
@@ -253,25 +253,6 @@ fn roots(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Vec<Al
     in_file.chain(read_only).chain(writable).filter_map(|root| problems.take(root)).collect()
 }
 
-/// A limit from a spanned config value, checked by `check`; the error names file, line and key.
-fn spanned_limit<T: Copy, L>(
-    file: &ConfigFile,
-    value: &Option<Spanned<T>>,
-    key: &str,
-    check: impl Fn(T) -> Result<L, LimitError>,
-) -> Result<Option<L>> {
-    value.as_ref().map(|v| check(*v.get_ref()).map_err(|e| anyhow!("{}: {key} {e}", file.at(v.span())))).transpose()
-}
-
-/// A limit from a flag, checked by `check`; the error names the flag.
-fn flag_limit<T: Copy, L>(
-    value: Option<T>,
-    flag: &str,
-    check: impl Fn(T) -> Result<L, LimitError>,
-) -> Result<Option<L>> {
-    value.map(|v| check(v).map_err(|e| anyhow!("{flag} {e}"))).transpose()
-}
-
 /// `[limits]` with the flags over them; a bad value is a problem, and the default stands in.
 fn call_limits(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Limits {
     let section = &file.config.limits;
@@ -316,12 +297,6 @@ fn compile_bounds(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) 
         max_file_bytes: max_file_bytes.unwrap_or(defaults.max_file_bytes),
         timeout: timeout.unwrap_or(defaults.timeout),
     }
-}
-
-/// The flag's value over the file's; both are checked, so that both are reported.
-fn pick<T>(problems: &mut Problems, flag: Result<Option<T>>, key: Result<Option<T>>) -> Option<T> {
-    let (flag, key) = (problems.take(flag).flatten(), problems.take(key).flatten());
-    flag.or(key)
 }
 
 fn message_bytes(bytes: usize) -> Result<usize, LimitError> {
@@ -374,16 +349,6 @@ fn engine_options(
         copy_on_write,
     };
     (options, reason)
-}
-
-fn read_token(path: &Path) -> Result<String> {
-    let token =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read the auth token file {}", path.display()))?;
-    let token = token.trim().to_owned();
-    if token.is_empty() {
-        return Err(anyhow!("the auth token file {} is empty", path.display()));
-    }
-    Ok(token)
 }
 
 #[cfg(test)]

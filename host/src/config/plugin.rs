@@ -7,11 +7,11 @@ use anyhow::{Context, Result, anyhow};
 
 use super::file::{ConfigFile, FilePlugin, FilePluginDir, FileTasks};
 use super::problems::Problems;
-use super::spanned_limit;
-use crate::runtime::limits;
-use crate::runtime::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
-use crate::runtime::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
-use crate::runtime::roots::AllowedDir;
+use super::problems::spanned_limit;
+use crate::runtime::grants::limits;
+use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
+use crate::runtime::grants::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
+use crate::runtime::grants::roots::AllowedDir;
 
 /// Every `[plugin.NAME]` section of `file` (in name order, so problems come in a stable
 /// order); each problem is kept in `problems`.

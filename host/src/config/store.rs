@@ -6,11 +6,12 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use toml::Spanned;
 
+use super::ServeArgs;
 use super::file::ConfigFile;
 use super::problems::Problems;
-use super::{ServeArgs, flag_limit, pick, spanned_limit};
+use super::problems::{flag_limit, pick, spanned_limit};
 use crate::fleet::StoreOptions;
-use crate::runtime::limits::LimitError;
+use crate::runtime::grants::limits::LimitError;
 
 /// How long a replica's claim on its tasks lasts unless configured: a dead replica's tasks
 /// read as failed after at most this.

@@ -3,9 +3,9 @@
 
 use anyhow::{Result, anyhow};
 
-use super::flag_limit;
 use super::problems::Problems;
-use crate::runtime::limits;
+use super::problems::flag_limit;
+use crate::runtime::grants::limits;
 use crate::runtime::tasks::{TaskLimits, TaskSettings};
 
 /// Most tasks a server may be told to hold: each is a running or finished call in memory.

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::Fleet;
+use super::replica::Fleet;
 use crate::runtime::{Change, LiveCatalog};
 
 /// One change on the wire.
@@ -64,7 +64,7 @@ pub(super) async fn start(fleet: &Fleet, live: Arc<LiveCatalog>) -> Result<()> {
                 let _ = publisher.swap_catalog(&catalog_live.fingerprint()).await;
             }
             if let Err(error) = publisher.publish(&change).await {
-                super::store_error("publish");
+                super::replica::store_error("publish");
                 tracing::warn!("cannot tell the other replicas of {change:?}: {error}");
             }
         }

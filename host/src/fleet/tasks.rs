@@ -18,8 +18,8 @@ use std::time::Duration;
 use redis::Script;
 use serde_json::{Map, Value};
 
-use super::store_error;
-use super::{Fleet, principal_key};
+use super::replica::store_error;
+use super::replica::{Fleet, principal_key};
 use crate::runtime::sandbox::BoxFuture;
 use crate::runtime::tasks::{
     Inbox, Over, TaskChange, TaskEntry, TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms,

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::era::Dialect;
 use crate::runtime::Catalog;
-use crate::runtime::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
 use crate::runtime::plugin::ToolInfo;
 
 /// 2026-07-28 `resultType` of a finished request (basic §Result types); rmcp drops it for

@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
+use rmcp::model::ErrorCode;
 use rmcp::service::{RequestContext, RoleServer};
+use serde_json::json;
 
-use super::access::{self, Access, Admitted, Item, Kind, Running, Verdict};
-use super::auth::Principal;
 use super::errors::request_error;
-use super::handler::Session;
+use super::session::Session;
+use crate::access::{self, Access, Admitted, Item, Kind, LimitRefusal, Principal, Running, Verdict};
 use crate::runtime::{CallError, Catalog};
 
 /// A call admitted by [`Session::admit`]: counted as running until dropped.
@@ -60,7 +61,7 @@ impl Session {
             Verdict::Allowed => {}
             Verdict::Refused { scope } => {
                 access::refused_because("insufficient_scope");
-                return Err(access::refused(item, scope.as_deref()));
+                return Err(refused(item, scope.as_deref()));
             }
             Verdict::Hidden => {
                 access::refused_because("not_entitled");
@@ -71,7 +72,7 @@ impl Session {
         if http_parts(context).is_some_and(|parts| parts.extensions.get::<Admitted>().is_some()) {
             return Ok(Pass(None));
         }
-        access.start_call(&principal).map(Pass).map_err(|refusal| access::over_limit(&refusal))
+        access.start_call(&principal).map(Pass).map_err(|refusal| over_limit(&refusal))
     }
 }
 
@@ -104,4 +105,29 @@ pub(crate) fn visible<'a, E, T: Clone>(
         })
         .map(|(_, item)| item.clone())
         .collect()
+}
+
+/// The JSON-RPC error of a request the principal's token does not allow (an
+/// implementation-defined server error, JSON-RPC 2.0 §5.1); `data` carries RFC 6750's words.
+pub(crate) const INSUFFICIENT_SCOPE: ErrorCode = ErrorCode(-32003);
+/// The JSON-RPC error of a call over the principal's limits.
+pub(crate) const OVER_LIMIT: ErrorCode = ErrorCode(-32004);
+
+/// The JSON-RPC error of a refused request, naming what and the scope that would allow it.
+pub(crate) fn refused(item: Item<'_>, scope: Option<&str>) -> McpError {
+    let message = access::refusal_description(item, scope);
+    McpError::new(INSUFFICIENT_SCOPE, message, Some(json!({ "error": "insufficient_scope", "scope": scope })))
+}
+
+/// The JSON-RPC error of a call over a limit.
+pub(crate) fn over_limit(refusal: &LimitRefusal) -> McpError {
+    let which = match refusal {
+        LimitRefusal::Concurrency { .. } => "concurrent_calls",
+        LimitRefusal::Rate { .. } => "calls_per_minute",
+    };
+    McpError::new(
+        OVER_LIMIT,
+        refusal.to_string(),
+        Some(json!({ "limit": which, "retryAfterSeconds": refusal.retry_after_seconds() })),
+    )
 }

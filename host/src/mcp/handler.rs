@@ -5,7 +5,7 @@
 
 #![expect(deprecated, reason = "logging and roots stay served to the clients that use them")]
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
@@ -13,65 +13,24 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
-use super::access::Kind;
-use super::auth::Principal;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
-use super::notify::{Notifier, Subscriptions, pump};
+use super::notify::{Notifier, pump};
 use super::observe::{self, Target};
 use super::request_state::Round;
-use super::roots::SessionRoots;
-use super::state::McpState;
+use super::session::Session;
+use crate::access::Kind;
+
 use super::tasks;
-use crate::runtime::budget::OutputHold;
+use crate::runtime::sandbox::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
-
-/// One connection.
-#[derive(Clone)]
-pub struct Session {
-    pub(crate) state: Arc<McpState>,
-    log_level: Arc<Mutex<Option<LoggingLevel>>>,
-    pub(crate) roots: Arc<SessionRoots>,
-    /// Resource URIs this session subscribed to (legacy `resources/subscribe`).
-    subscriptions: Subscriptions,
-    /// What a guest's `resource-updated` calls (made once, shared by every call's scope).
-    pub(crate) resource_updated: Arc<dyn Fn(String) + Send + Sync>,
-    /// The principal that opened this session, for transports whose session is one
-    /// connection (WebSocket, HTTP+SSE); others carry it with each request.
-    pub(crate) principal: Option<Arc<Principal>>,
-}
-
-impl Session {
-    /// A new connection to the server `state` describes.
-    pub fn new(state: Arc<McpState>) -> Self {
-        let live = state.live().clone();
-        Session {
-            state,
-            log_level: Arc::default(),
-            roots: Arc::new(SessionRoots::new()),
-            subscriptions: Subscriptions::default(),
-            resource_updated: Arc::new(move |uri| live.resource_updated(uri)),
-            principal: None,
-        }
-    }
-
-    /// A new connection opened by `principal`, which every request on it acts for.
-    pub(crate) fn for_principal(state: Arc<McpState>, principal: Option<Arc<Principal>>) -> Self {
-        Session { principal, ..Session::new(state) }
-    }
-
-    /// The session's `logging/setLevel`, if it sent one.
-    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
-        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {

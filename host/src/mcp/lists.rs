@@ -10,13 +10,13 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::access::{Item, Kind};
 use super::convert;
 use super::era::Era;
 use super::errors::request_error;
 use super::gate;
-use super::handler::Session;
 use super::paging::page;
+use super::session::Session;
+use crate::access::{Item, Kind};
 
 /// List results of static things (tools, prompts, templates) may be cached this long by
 /// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.

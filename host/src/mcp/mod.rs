@@ -13,13 +13,11 @@
 //! - `request_state`: the sealed `requestState` of multi round-trip requests;
 //! - `tasks`: the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`, and calls
 //!   that go on as tasks);
-//! - `auth`, `access`, `gate`: OAuth access tokens, what their principals may use, and where
-//!   the handler applies it;
+//! - `gate`: where the handler applies access control (`crate::access`: tokens, principals,
+//!   entitlements, limits) and words its refusals as JSON-RPC errors;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
 
-mod access;
-pub(crate) mod auth;
 mod client;
 mod convert;
 mod era;
@@ -35,10 +33,11 @@ mod paging;
 mod request_state;
 mod roots;
 mod scope;
+mod session;
 mod state;
 mod tasks;
 pub mod transport;
 
-pub use handler::Session;
 pub(crate) use request_state::StateKeys;
+pub use session::Session;
 pub use state::McpState;

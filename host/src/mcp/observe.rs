@@ -6,7 +6,7 @@
 //! `mcpbox.plugin`, `mcpbox.principal` (the token's subject, never the token),
 //! `mcpbox.outcome` and `mcpbox.duration_ms`. JSON log lines carry the same fields, and each
 //! finished request is one line (target `mcpbox::request`). The guest call below is a child
-//! span (`runtime/sandbox/mod.rs`).
+//! span (`runtime/sandbox/call.rs`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,8 +18,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::access::Kind;
-use super::handler::Session;
+use super::session::Session;
+use crate::access::Kind;
 use crate::runtime::Catalog;
 use crate::telemetry::{outcome, trace};
 

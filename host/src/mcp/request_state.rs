@@ -47,7 +47,7 @@ pub(crate) struct Round {
     digest: String,
     state: Option<String>,
     responses: Option<InputResponses>,
-    /// Who makes the request ([`Principal::key`](crate::mcp::auth::Principal::key)), with
+    /// Who makes the request ([`Principal::key`](crate::access::Principal::key)), with
     /// `[auth]`: a state sealed for one principal does not open for another.
     pub(crate) principal: Option<String>,
 }

@@ -16,7 +16,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::runtime::roots::{self, AllowedDir, ClientRoot, Grant};
+use crate::runtime::grants::roots::{self, AllowedDir, ClientRoot, Grant};
 
 /// How long a call waits for the client's first `roots/list` answer before it runs with no
 /// directories (deny by default: we never fall back to wider grants).

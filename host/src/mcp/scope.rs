@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 use super::client::{PeerClient, ReplayClient};
 use super::era::Era;
 use super::events::forward_events;
-use super::handler::Session;
 use super::request_state::{Round, StateKeys};
 use super::roots::{self, FsView};
+use super::session::Session;
 use crate::runtime::CallScope;
 use crate::runtime::sandbox::ClientRequests;
 

@@ -8,14 +8,14 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
 use serde_json::Value;
 
-use super::access::Access;
 use super::convert;
 use super::health::Health;
 use super::request_state::StateKeys;
 use super::tasks::Tasks;
+use crate::access::Access;
 use crate::config::Settings;
 use crate::fleet::Fleet;
-use crate::runtime::roots::{self, AllowedDir, Grant};
+use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::{Catalog, LiveCatalog};
 
 /// The static lists of one catalog as MCP types.

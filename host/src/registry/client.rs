@@ -17,9 +17,9 @@ use oci_client::{Client, Reference};
 
 use super::artifact;
 use super::cosign::{self, PAYLOAD_MEDIA_TYPE, SIGNATURE_ANNOTATION, Signature};
+use super::progress::{Progress, Unwatched};
 use super::reference::OciRef;
 use super::store::Store;
-use super::{Progress, Unwatched};
 
 /// The largest manifest or signature payload accepted: they are small JSON documents.
 const MAX_DOCUMENT_BYTES: u64 = 1 << 20;

@@ -8,7 +8,8 @@
 //! - `artifact`: the CNCF Wasm OCI artifact layout;
 //! - `cosign`: cosign's signature format, verification and signing;
 //! - `trust`: the trust policy;
-//! - `client`: the registry client (oci-client), pulls and pushes.
+//! - `client`: the registry client (oci-client), pulls and pushes;
+//! - `progress`: how a transfer goes, for the command line to draw.
 //!
 //! [`resolve`] turns the references of a config into plugin files for the loader (`serve`,
 //! `check`, `compile`, `pull`, `add`, and `update` with [`Resolve::refresh`]); `publish`,
@@ -18,6 +19,7 @@ mod artifact;
 mod client;
 pub(crate) mod cosign;
 mod lock;
+mod progress;
 mod reference;
 mod store;
 mod trust;
@@ -29,29 +31,10 @@ use anyhow::{Result, anyhow};
 pub(crate) use artifact::{DESCRIPTION_ANNOTATION, POLICY_ANNOTATION, build as build_artifact};
 pub(crate) use client::{Mirrors, Registries, explain};
 pub(crate) use lock::{Lock, Locked, lock_path};
+pub(crate) use progress::{Progress, Unwatched};
 pub(crate) use reference::{OciRef, is_reference};
 pub(crate) use store::Store;
 pub(crate) use trust::{Trust, Verdict};
-
-/// How a download or upload goes, for the command line to draw: the registry layer draws
-/// nothing itself. One transfer at a time.
-pub(crate) trait Progress: Sync {
-    /// A transfer of `total` bytes begins; `what` says of what (`pulling oci://...`).
-    fn begin(&self, what: &str, total: u64);
-    /// `bytes` more went through.
-    fn advance(&self, bytes: u64);
-    /// The transfer ended, whether it succeeded or not.
-    fn end(&self);
-}
-
-/// Progress nobody watches (`serve`, whose log says what was pulled).
-pub(crate) struct Unwatched;
-
-impl Progress for Unwatched {
-    fn begin(&self, _: &str, _: u64) {}
-    fn advance(&self, _: u64) {}
-    fn end(&self) {}
-}
 
 /// How the references of a config are resolved.
 pub(crate) struct Resolve<'a> {

@@ -12,7 +12,7 @@ use super::summary::Summary;
 use crate::cli::progress::Transfers;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::{self, OciRef};
-use crate::runtime::compile::Compiler;
+use crate::runtime::engine::compile::Compiler;
 use crate::runtime::plugin_name;
 
 /// The config `add` and `update` use when none is given.
@@ -54,7 +54,7 @@ pub(crate) async fn add(request: AddRequest) -> Result<()> {
     refuse_clash(&settings, &reference, &config)?;
     // Only the new reference is resolved: the others are as the lock has them.
     settings.plugin_refs = vec![reference.clone()];
-    let mut resolution = super::resolve(&settings, false, &Transfers::new()).await?;
+    let mut resolution = super::resolve::resolve(&settings, false, &Transfers::new()).await?;
     if let Some(unresolved) = resolution.failed.pop() {
         return Err(unresolved.error.context(format!("{} is unchanged", config.display())));
     }

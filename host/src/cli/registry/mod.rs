@@ -1,7 +1,7 @@
 //! The registry commands and the step of `serve`, `check` and `compile` that turns `oci://`
 //! references into plugin files (`registry/` does the work):
 //!
-//! - this file: resolving a config's references, `mcpbox pull`;
+//! - `resolve.rs`: resolving a config's references, `mcpbox pull`;
 //! - `publish.rs`: `publish`, `sign`, `keygen`;
 //! - `add.rs`: `add` (the config and the lock);
 //! - `update.rs`: `update` (what changed, before and after);
@@ -9,78 +9,13 @@
 
 mod add;
 mod publish;
+mod resolve;
 mod summary;
 mod update;
 mod watch;
 
-use anyhow::{Result, anyhow};
-
 pub(crate) use add::{AddRequest, add};
 pub(crate) use publish::{keygen, publish, sign};
+pub(crate) use resolve::{pull, resolve_into};
 pub(crate) use update::update;
 pub(crate) use watch::follow_lock;
-
-use super::progress::Transfers;
-use crate::config::{ServeArgs, Settings};
-use crate::registry::{self, Progress, Resolution, Resolve, Store};
-
-/// Resolves the settings' registry references (pinning, pulling, verifying) and adds the
-/// plugin files to its paths. A reference that cannot serve is in the result's `failed`; the
-/// others serve.
-pub(crate) async fn resolve_into(settings: &mut Settings, progress: &dyn Progress) -> Result<Resolution> {
-    if settings.plugin_refs.is_empty() {
-        return Ok(Resolution { files: Vec::new(), failed: Vec::new() });
-    }
-    let resolution = resolve(settings, false, progress).await?;
-    let files: Vec<_> = resolution.files.iter().map(|(_, file)| file.clone()).collect();
-    settings.add_plugin_files(&files);
-    Ok(resolution)
-}
-
-/// Resolves the settings' references; `refresh` resolves tags again although pinned.
-async fn resolve(settings: &Settings, refresh: bool, progress: &dyn Progress) -> Result<Resolution> {
-    let store = store(settings)?;
-    let how = Resolve {
-        store: &store,
-        lock_path: &settings.registry.lock_path,
-        locked: settings.registry.locked,
-        refresh,
-        trust: &settings.registry.trust,
-        insecure: &settings.registry.insecure,
-        mirrors: &settings.registry.mirrors,
-        max_bytes: settings.compile_bounds.max_file_bytes,
-        progress,
-    };
-    registry::resolve(&settings.plugin_refs, &how).await
-}
-
-fn store(settings: &Settings) -> Result<Store> {
-    let dir = settings
-        .registry
-        .store_dir
-        .as_deref()
-        .ok_or_else(|| anyhow!("no cache directory for pulled plugins: set --cache-dir or HOME"))?;
-    Ok(Store::new(dir))
-}
-
-/// `mcpbox pull`: pins and fetches every reference of the config, verifying each, so that
-/// serving needs no registry afterwards. Fails if any reference fails.
-pub(crate) async fn pull(args: ServeArgs) -> Result<()> {
-    let settings = Settings::from_args(&args)?;
-    if settings.plugin_refs.is_empty() {
-        println!("nothing to pull: the config names no oci:// plugin");
-        return Ok(());
-    }
-    let Resolution { files, failed } = resolve(&settings, false, &Transfers::new()).await?;
-    for (_, file) in &files {
-        println!("pulled {}", file.display());
-    }
-    for unresolved in &failed {
-        eprintln!("mcpbox: {}: {:#}", unresolved.reference, unresolved.error);
-    }
-    if !failed.is_empty() {
-        return Err(anyhow!("{} of {} references failed", failed.len(), settings.plugin_refs.len()));
-    }
-    println!("pinned in {}", settings.registry.lock_path.display());
-    Ok(())
-}

@@ -9,8 +9,8 @@ use anyhow::{Context, Result, anyhow};
 use crate::cli::progress::Transfers;
 use crate::registry::cosign::SigningKey;
 use crate::registry::{self, DESCRIPTION_ANNOTATION, Mirrors, OciRef, POLICY_ANNOTATION, Registries};
-use crate::runtime::compile::CompileBounds;
-use crate::runtime::requested::read_requested;
+use crate::runtime::engine::compile::CompileBounds;
+use crate::runtime::grants::requested::read_requested;
 
 /// `mcpbox publish FILE oci://...`: pushes a component as a Wasm OCI artifact, with its
 /// description and requested policy as annotations; prints the digest to sign.

@@ -8,9 +8,9 @@ use anyhow::Result;
 
 use crate::config::Settings;
 use crate::runtime::catalog;
-use crate::runtime::compile::Compiler;
+use crate::runtime::engine::compile::Compiler;
+use crate::runtime::grants::requested::{FsAccess, RequestedPolicy};
 use crate::runtime::plugin_name;
-use crate::runtime::requested::{FsAccess, RequestedPolicy};
 
 /// One version of a plugin, as far as its users and its operator care.
 #[derive(Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use super::summary::Summary;
 use crate::cli::progress::Transfers;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::{self, Lock, OciRef};
-use crate::runtime::compile::Compiler;
+use crate::runtime::engine::compile::Compiler;
 
 /// `mcpbox update [NAME] [--config FILE]`.
 pub(crate) async fn update(name: Option<String>, config: Option<PathBuf>, insecure: Vec<String>) -> Result<()> {
@@ -31,9 +31,9 @@ pub(crate) async fn update(name: Option<String>, config: Option<PathBuf>, insecu
     let lock_path = settings.registry.lock_path.clone();
     let before = Lock::read(&lock_path)?;
     settings.plugin_refs = chosen.clone();
-    let resolution = super::resolve(&settings, true, &Transfers::new()).await?;
+    let resolution = super::resolve::resolve(&settings, true, &Transfers::new()).await?;
     let after = Lock::read(&lock_path)?;
-    let store = super::store(&settings)?;
+    let store = super::resolve::store(&settings)?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     for reference in &chosen {
         let name = reference.plugin_name();

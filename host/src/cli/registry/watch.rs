@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Settings;
 use crate::registry::{Resolution, Unwatched};
-use crate::runtime::reload::{DEBOUNCE, PulledFiles};
+use crate::runtime::catalog::reload::{DEBOUNCE, PulledFiles};
 
 /// Watches the lock of `settings` until the process ends; `served` are the files each
 /// reference serves now.
@@ -43,7 +43,7 @@ pub(crate) fn follow_lock(settings: &Settings, served: Vec<(String, PathBuf)>, p
         let _debouncer = debouncer;
         while changes.recv().await.is_some() {
             while changes.try_recv().is_ok() {}
-            let Resolution { files, failed } = match super::resolve(&settings, false, &Unwatched).await {
+            let Resolution { files, failed } = match super::resolve::resolve(&settings, false, &Unwatched).await {
                 Ok(resolution) => resolution,
                 Err(error) => {
                     tracing::warn!(

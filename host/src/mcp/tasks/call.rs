@@ -20,93 +20,22 @@ use serde_json::{Map, Value};
 use tokio::sync::{Mutex, Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{TaskClient, supervise};
-use super::{Tasks, wire};
-use crate::mcp::client::ReplayClient;
+use super::client::TaskClient;
+use super::requests::Tasks;
+use super::shared::{Phase, Shared};
+use super::wire;
 use crate::mcp::convert;
 use crate::mcp::era::{Dialect, Era};
 use crate::mcp::errors::tool_failure;
-use crate::mcp::handler::Session;
 use crate::mcp::request_state::Round;
 use crate::mcp::scope::OpenRound;
-use crate::runtime::bindings::tools::CallResult;
-use crate::runtime::budget::OutputHold;
-use crate::runtime::plugin_config::ToolTasks;
+use crate::mcp::session::Session;
+use crate::runtime::engine::bindings::tools::CallResult;
+use crate::runtime::grants::plugin_config::ToolTasks;
 use crate::runtime::sandbox::GuestEvent;
-use crate::runtime::tasks::{TaskChange, TaskRecord, TaskState, TaskStoreError};
+use crate::runtime::sandbox::budget::OutputHold;
+use crate::runtime::tasks::{TaskChange, TaskState, TaskStoreError};
 use crate::runtime::{CallError, CallScope};
-
-/// Where the call stands.
-pub(super) enum Phase {
-    /// An ordinary call: it may still become a task.
-    Sync,
-    /// It stopped to ask the request's client, or the request gave up on it: it will not
-    /// become a task.
-    Ending,
-    /// It is the task with this id.
-    Detached(String),
-}
-
-/// What the call, its client and the request share.
-pub(super) struct Shared {
-    pub(super) tasks: Arc<Tasks>,
-    pub(super) principal: String,
-    pub(super) phase: Mutex<Phase>,
-    /// Set once the task is stored, for the request to answer with it.
-    pub(super) created: watch::Sender<Option<TaskRecord>>,
-    /// Mirrors `Phase::Detached`, for the request's drop guard (which cannot wait for the lock).
-    pub(super) detached: AtomicBool,
-    /// Stops the call.
-    pub(super) cancel: CancellationToken,
-    /// Set when the client cancelled the task (the outcome is then `cancelled`).
-    pub(super) cancelled_by_client: AtomicBool,
-    /// Answers delivered to the task, not yet taken by the question that waits for them.
-    pub(super) answers: std::sync::Mutex<Map<String, Value>>,
-    pub(super) answered: Notify,
-    /// The request's round: questions before detaching, and the keys used so far.
-    pub(super) replay: Arc<ReplayClient>,
-}
-
-impl Shared {
-    /// Stores the task and makes this call its; `Ok` if it already is.
-    pub(super) async fn detach(self: &Arc<Self>, message: Option<String>) -> Result<(), String> {
-        let mut phase = self.phase.lock().await;
-        match &*phase {
-            Phase::Detached(_) => return Ok(()),
-            Phase::Ending => return Err("the call is already ending".to_owned()),
-            Phase::Sync => {}
-        }
-        let record = self.tasks.create(&self.principal, message).await.map_err(|e| e.to_string())?;
-        *phase = Phase::Detached(record.id.clone());
-        self.detached.store(true, Ordering::Release);
-        tokio::spawn(supervise(self.clone(), record.id.clone()));
-        // Told while the phase is still locked: the call cannot end (and its request see it
-        // end) before the request can see the task.
-        self.created.send_replace(Some(record));
-        drop(phase);
-        Ok(())
-    }
-
-    /// The task's id once detached.
-    pub(super) async fn task_id(&self) -> Option<String> {
-        match &*self.phase.lock().await {
-            Phase::Detached(id) => Some(id.clone()),
-            _ => None,
-        }
-    }
-
-    pub(super) async fn change(&self, id: &str, change: TaskChange) -> Result<(), TaskStoreError> {
-        let entered = match &change {
-            TaskChange::State { state, .. } => Some(state.name()),
-            _ => None,
-        };
-        self.tasks.store.change(id, &self.tasks.owner, change).await?;
-        if let Some(state) = entered {
-            super::entered(state);
-        }
-        Ok(())
-    }
-}
 
 /// Stops an ordinary call whose request went away (the client disconnected or cancelled);
 /// a detached call goes on.

@@ -4,15 +4,15 @@
 //! owner's lease as well).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::call::{Phase, Shared};
+use super::shared::{Phase, Shared};
 use crate::mcp::client::{capability_name, client_question};
 use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, Question};
-use crate::runtime::tasks::{TaskChange, TaskState, millis, now_ms};
+use crate::runtime::tasks::{TaskChange, TaskState};
 
 impl Shared {
     /// The task's questions: each becomes an entry of `inputRequests` under its key, and the
@@ -74,33 +74,6 @@ impl Shared {
 
     fn offers(&self, method: ClientMethod) -> bool {
         self.replay.offers(method)
-    }
-}
-
-/// Delivers the task's inbox to its call (answers, cancellation) and renews the owner's lease,
-/// until the call ends.
-pub(super) async fn supervise(shared: Arc<Shared>, id: String) {
-    let lease = shared.tasks.lease;
-    let mut renew = tokio::time::interval(lease / 3);
-    loop {
-        tokio::select! {
-            () = shared.cancel.cancelled() => return,
-            inbox = shared.tasks.store.next_inbox(&id, &shared.tasks.owner) => {
-                let Ok(inbox) = inbox else { return };
-                if inbox.cancel {
-                    shared.cancelled_by_client.store(true, Ordering::Release);
-                    shared.cancel.cancel();
-                }
-                shared.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(inbox.answers);
-                shared.answered.notify_one();
-            }
-            _ = renew.tick() => {
-                let until = now_ms().saturating_add(millis(lease));
-                if shared.change(&id, TaskChange::Lease(until)).await.is_err() {
-                    return;
-                }
-            }
-        }
     }
 }
 

@@ -4,8 +4,10 @@
 
 use rmcp::model::{DetailedTask, Task, TaskPayload, TaskStatus};
 
-use super::POLL_INTERVAL_MS;
 use crate::runtime::tasks::{TaskRecord, TaskState};
+
+/// How often clients are asked to poll (extensions/tasks §Task Polling: `pollIntervalMs`).
+const POLL_INTERVAL_MS: u64 = 500;
 
 /// `ms` since the epoch as ISO 8601 (UTC, milliseconds).
 fn iso8601(ms: u64) -> String {

@@ -8,7 +8,7 @@
 //!   allowed (`--allow-origin`); a foreign page's WebSocket would otherwise ride the user's
 //!   loopback server, since browsers send no CORS preflight for WebSockets;
 //! - with `--auth-token-file`, `Authorization: Bearer <token>` (RFC 6750 §2.1), compared in
-//!   constant time; with `[auth]`, an OAuth access token (`mcp/auth/`), whose principal goes
+//!   constant time; with `[auth]`, an OAuth access token (`access/tokens/`), whose principal goes
 //!   with the request. Never from the query string: the authorization spec forbids tokens in
 //!   URIs.
 //!
@@ -24,7 +24,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header, uri::Authority
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::mcp::auth::{Principal, ResourceServer};
+use crate::access::{Principal, ResourceServer};
 
 /// The listener's admission rules, parsed once.
 pub(crate) struct Admission {

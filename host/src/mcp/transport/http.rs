@@ -34,8 +34,8 @@ use super::sessions::ReplicaSessions;
 use super::stateless::Lean;
 use super::tls::Tls;
 use super::websocket::{self, Sockets};
+use crate::access::ResourceServer;
 use crate::config::HttpOptions;
-use crate::mcp::auth::ResourceServer;
 use crate::mcp::{McpState, Session};
 use crate::telemetry::metrics::metrics;
 

@@ -25,9 +25,9 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::SessionManager;
 
 use super::sessions::ReplicaSessions;
+use crate::access::{self, Admitted, Kind, Verdict};
+use crate::access::{Principal, ResourceServer};
 use crate::mcp::McpState;
-use crate::mcp::access::{self, Admitted, Kind, Verdict};
-use crate::mcp::auth::{Principal, ResourceServer};
 
 /// Sessions bound before the ended ones are forgotten.
 const PRUNE_AT: usize = 1024;

@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::channels::serve_on_channels;
 use super::framing::{Framed, Framer};
-use crate::mcp::auth::Principal;
+use crate::access::Principal;
 use crate::mcp::{McpState, Session};
 use crate::telemetry::metrics::{Open, metrics};
 

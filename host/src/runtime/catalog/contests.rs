@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 
-use super::{Entry, LoadProblem, ownership};
-use crate::runtime::bindings::{prompts, resources};
+use super::entry::{Entry, LoadProblem};
+use super::ownership;
+use crate::runtime::engine::bindings::{prompts, resources};
 use crate::runtime::plugin::{Plugin, ToolInfo};
 
 /// Something of a plugin's that is withheld because another plugin claims it too.

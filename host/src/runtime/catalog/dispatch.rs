@@ -2,9 +2,11 @@
 //! targets) or by URI (resources), and naming the plugin in every error. Unknown names are a
 //! [`CallError`] (`UnknownTool`, ...) like any other failure, so "unknown" has one shape.
 
+use std::sync::Arc;
+
 use super::{Catalog, OwnedUris};
-use crate::runtime::bindings::{completion, prompts, resources, tools, types};
-use crate::runtime::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
+use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::plugin::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
 use crate::telemetry::metrics::metrics;
 
@@ -20,7 +22,8 @@ pub enum CompletionTarget {
 impl Catalog {
     /// `scope` for a call of the plugin at `index`: it may announce updates of the URIs it owns.
     fn scope_for(&self, index: usize, mut scope: CallScope) -> CallScope {
-        scope.owned_uris = Some(OwnedUris::new(self.owners.clone(), index));
+        let owned = OwnedUris::new(self.owners.clone(), index);
+        scope.owned_uris = Some(Arc::new(move |uri: &str| owned.contains(uri)));
         scope
     }
 

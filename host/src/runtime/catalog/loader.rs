@@ -7,14 +7,14 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use super::{Catalog, LoadProblem, discover};
-use crate::runtime::compile::{Compiled, Compiler};
-use crate::runtime::limits::Limits;
-use crate::runtime::linker::Linkers;
-use crate::runtime::load::{self, LoadAs, plugin_name};
+use crate::runtime::engine::compile::{Compiled, Compiler};
+use crate::runtime::grants::limits::DEFAULT_PREPARED;
+use crate::runtime::grants::limits::Limits;
+use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs};
+use crate::runtime::grants::policy::Policy;
 use crate::runtime::plugin::Plugin;
-use crate::runtime::plugin_config::{PluginConfig, PluginConfigs};
-use crate::runtime::policy::Policy;
-use crate::runtime::sandbox::DEFAULT_PREPARED;
+use crate::runtime::plugin::load::{self, LoadAs, plugin_name};
+use crate::runtime::sandbox::linker::Linkers;
 
 impl Catalog {
     /// Loads every plugin under `paths`, compiling in parallel. A plugin that fails is

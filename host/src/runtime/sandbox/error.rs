@@ -8,8 +8,8 @@ use std::time::Duration;
 use wasmtime::Store;
 
 use super::state::HostState;
-use crate::runtime::guest_io::GuestOutput;
-use crate::runtime::limits::Limits;
+use crate::runtime::grants::limits::Limits;
+use crate::runtime::sandbox::guest_io::GuestOutput;
 
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]

@@ -6,8 +6,8 @@
 use super::error::Interrupt;
 use super::scope::{ClientError, ClientMethod, GuestEvent, Question};
 use super::state::HostState;
-use crate::runtime::bindings::{host, types};
-use crate::runtime::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
+use crate::runtime::engine::bindings::{host, types};
+use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
 
 /// The longest key a guest may give a question.
 const MAX_KEY_CHARS: usize = 64;
@@ -53,7 +53,7 @@ impl HostState {
                 }
                 return Ok(Err(format!(
                     "too many requests to the client in one call (at most {})",
-                    crate::runtime::budget::MAX_CLIENT_REQUESTS_PER_CALL
+                    crate::runtime::sandbox::budget::MAX_CLIENT_REQUESTS_PER_CALL
                 )));
             }
         }
@@ -163,7 +163,7 @@ impl host::Host for HostState {
             return;
         }
         if let Some(owned) = &self.scope.owned_uris
-            && !owned.contains(&uri)
+            && !owned(&uri)
             && !crate::switched_off!("catalog.announces-own-uris")
         {
             // Within the call's log budget: a thousand refusals a call must not flood the log.
@@ -178,7 +178,7 @@ impl host::Host for HostState {
     }
 
     fn caller(&mut self) -> Option<host::Principal> {
-        // Set only where the operator lets this plugin know (`runtime/plugin.rs`).
+        // Set only where the operator lets this plugin know (`runtime/plugin/loaded.rs`).
         self.scope.caller.as_ref().map(|caller| host::Principal {
             issuer: caller.issuer.clone(),
             subject: caller.subject.clone(),

@@ -25,19 +25,12 @@ use wasmtime::Store;
 use wasmtime::component::{Instance, InstancePre};
 
 use super::error::classify;
+use super::scope::CallScope;
 use super::state::HostState;
 use super::store::StoreBuilder;
-use super::{CallScope, deadline_after};
-use crate::runtime::guest_io::{GuestOutput, StreamKind};
-use crate::runtime::limits::Limits;
-use crate::runtime::policy::Policy;
-
-/// Instances made ahead of calls kept per plugin unless the operator says otherwise: enough for
-/// a call to find one ready while the previous call's replacement is still being made.
-pub const DEFAULT_PREPARED: usize = 2;
-
-/// The most a plugin may keep (`[plugin.NAME] prepared`).
-pub const MAX_PREPARED_PER_PLUGIN: usize = 16;
+use crate::runtime::grants::limits::{Limits, MAX_PREPARED_PER_PLUGIN, deadline_after};
+use crate::runtime::grants::policy::Policy;
+use crate::runtime::sandbox::guest_io::{GuestOutput, StreamKind};
 
 /// The most instances made ahead in the whole process, whatever the plugins ask: each holds an
 /// instance slot of the pool and its initial memory (a compiled guest's data, an interpreter

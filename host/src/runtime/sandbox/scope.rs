@@ -10,10 +10,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::bindings::types;
-use crate::runtime::budget::OutputHold;
-use crate::runtime::catalog::OwnedUris;
-use crate::runtime::roots::Grant;
+use crate::runtime::engine::bindings::types;
+use crate::runtime::grants::roots::Grant;
+use crate::runtime::sandbox::budget::OutputHold;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -107,6 +106,9 @@ pub enum ClientMethod {
     ListRoots,
 }
 
+/// Whether the called plugin owns a URI, as the catalog answers it.
+pub type OwnsUri = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// Per-call context from the protocol layer.
 #[derive(Clone, Default)]
 pub struct CallScope {
@@ -126,14 +128,14 @@ pub struct CallScope {
     pub client: Option<Arc<dyn ClientRequests>>,
     /// Told when the guest reports that one of its resources changed (`resource-updated`).
     pub resource_updated: Option<Arc<dyn Fn(String) + Send + Sync>>,
-    /// The URIs the called plugin owns (set by the catalog): an announcement for any other URI
-    /// is dropped.
-    pub owned_uris: Option<OwnedUris>,
+    /// Whether the called plugin owns a URI (the catalog's answer, handed in by it: the
+    /// sandbox knows no catalog): an announcement of any other URI is dropped.
+    pub owned_uris: Option<OwnsUri>,
     /// Where the request keeps its results' shares of the output all calls may hold, until
     /// it has answered; `None` returns them when the call returns.
     pub output_hold: Option<OutputHold>,
     /// The directory name of the principal the call is made for, under per-principal
-    /// directory grants (`runtime/principal_dirs.rs`); `None`: no principal, no such grant.
+    /// directory grants (`runtime/grants/principal_dirs.rs`); `None`: no principal, no such grant.
     pub principal_dir: Option<Arc<str>>,
     /// Who the call is made for, if the request was authorized with an access token; the
     /// plugin learns it only where the operator allows (`Policy::caller`).

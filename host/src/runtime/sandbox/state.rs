@@ -11,9 +11,9 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::scope::{CallScope, GuestEvent};
-use crate::runtime::budget::{CallBudget, Emission, Refusal};
-use crate::runtime::guest_io::GuestOutput;
-use crate::runtime::network::NetworkAccess;
+use crate::runtime::effects::network::NetworkAccess;
+use crate::runtime::sandbox::budget::{CallBudget, Emission, Refusal};
+use crate::runtime::sandbox::guest_io::GuestOutput;
 
 /// Refuses memory growth past the call's limit, and remembers that it did.
 pub(crate) struct MemoryLimiter {

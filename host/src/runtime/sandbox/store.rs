@@ -12,12 +12,14 @@ use wasmtime_wasi_http::WasiHttpCtx;
 
 use super::error::{CallError, Interrupt};
 use super::scope::CallScope;
+use super::scope::GuestEvent;
 use super::state::{HostState, MemoryLimiter};
-use crate::runtime::budget::CallBudget;
-use crate::runtime::guest_io::GuestOutput;
-use crate::runtime::limits::Limits;
-use crate::runtime::network::NetworkAccess;
-use crate::runtime::policy::Policy;
+use crate::runtime::effects::network::{NetworkAccess, Reports};
+use crate::runtime::engine::bindings::types::LogLevel;
+use crate::runtime::grants::limits::Limits;
+use crate::runtime::grants::policy::Policy;
+use crate::runtime::sandbox::budget::CallBudget;
+use crate::runtime::sandbox::guest_io::GuestOutput;
 
 /// Everything one call's store is made from.
 pub(crate) struct StoreBuilder<'a> {
@@ -105,9 +107,8 @@ impl StoreBuilder<'_> {
             network: NetworkAccess {
                 plugin: plugin.clone(),
                 policy: policy.network.clone(),
-                events: scope.events.clone(),
                 denials: Arc::default(),
-                log: stderr.clone(),
+                reports: Arc::new(network_reports(stderr, &scope)),
             },
             limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0 },
             plugin: plugin.clone(),
@@ -117,4 +118,20 @@ impl StoreBuilder<'_> {
             stderr: stderr.clone(),
         })
     }
+}
+
+/// How the network reports a request it refused: a host log line within the call's log
+/// budget, and a warning to the client beside the guest's logs.
+fn network_reports(stderr: &GuestOutput, scope: &CallScope) -> Reports {
+    let stderr = stderr.clone();
+    let warn_client = scope.events.clone().map(|events| {
+        Box::new(move |message: String| {
+            let _ = events.send(GuestEvent::Log {
+                level: LogLevel::Warning,
+                logger: Some("mcpbox".into()),
+                data: message.into(),
+            });
+        }) as Box<dyn Fn(String) + Send + Sync>
+    });
+    Reports { log_line: Box::new(move |bytes| stderr.take_line(bytes)), warn_client }
 }

@@ -1,0 +1,54 @@
+//! One MCP connection (for stdio: the process): what it shares with every connection, its
+//! roots, subscriptions and log level, and the principal that opened it. What it answers is in
+//! `handler.rs`, `lists.rs`, `observe.rs` and `scope.rs`.
+
+#![expect(deprecated, reason = "the log level a legacy session set stays served to the clients that use it")]
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::LoggingLevel;
+
+use super::notify::Subscriptions;
+use super::roots::SessionRoots;
+use super::state::McpState;
+use crate::access::Principal;
+
+/// One connection.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) state: Arc<McpState>,
+    pub(super) log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    pub(crate) roots: Arc<SessionRoots>,
+    /// Resource URIs this session subscribed to (legacy `resources/subscribe`).
+    pub(super) subscriptions: Subscriptions,
+    /// What a guest's `resource-updated` calls (made once, shared by every call's scope).
+    pub(crate) resource_updated: Arc<dyn Fn(String) + Send + Sync>,
+    /// The principal that opened this session, for transports whose session is one
+    /// connection (WebSocket, HTTP+SSE); others carry it with each request.
+    pub(crate) principal: Option<Arc<Principal>>,
+}
+
+impl Session {
+    /// A new connection to the server `state` describes.
+    pub fn new(state: Arc<McpState>) -> Self {
+        let live = state.live().clone();
+        Session {
+            state,
+            log_level: Arc::default(),
+            roots: Arc::new(SessionRoots::new()),
+            subscriptions: Subscriptions::default(),
+            resource_updated: Arc::new(move |uri| live.resource_updated(uri)),
+            principal: None,
+        }
+    }
+
+    /// A new connection opened by `principal`, which every request on it acts for.
+    pub(crate) fn for_principal(state: Arc<McpState>, principal: Option<Arc<Principal>>) -> Self {
+        Session { principal, ..Session::new(state) }
+    }
+
+    /// The session's `logging/setLevel`, if it sent one.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self.log_level.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,150 @@
+//! The catalog as assembled: every loaded plugin's names, prefixed and settled (what two
+//! plugins claim goes to neither unless the operator says), in a deterministic order.
+
+use std::sync::Arc;
+
+use super::contests::{self, Contest};
+use super::entry::{Entry, LoadProblem};
+use crate::runtime::engine::bindings::{prompts, resources};
+use crate::runtime::grants::plugin_config::ToolTasks;
+use crate::runtime::plugin::{Plugin, ToolInfo};
+
+/// The plugins served at one moment, with their names merged and sorted.
+#[derive(Default)]
+pub struct Catalog {
+    pub(super) plugins: Vec<Arc<Plugin>>,
+    pub(super) tools: Vec<Entry<ToolInfo>>,
+    pub(super) prompts: Vec<Entry<prompts::Prompt>>,
+    pub(super) templates: Vec<Entry<resources::ResourceTemplate>>,
+    /// Who owns which resource URI (see `ownership`); shared with calls, which check the URIs
+    /// their guest announces.
+    pub(super) owners: Arc<super::ownership::Owners>,
+    /// What two plugins claimed, withheld from both (see `contests`).
+    pub(super) contests: Vec<Contest>,
+}
+
+impl Catalog {
+    /// One catalog of `plugins`, whatever their order: plugins that share a name are left out
+    /// and reported; what two plugins claim (a name, URIs) is withheld from both and logged
+    /// (see `contests`), unless the operator gave the URIs to one.
+    pub fn assemble(plugins: Vec<Arc<Plugin>>) -> (Catalog, Vec<LoadProblem>) {
+        let (plugins, problems) = contests::unique_names(plugins);
+        let mut catalog = Catalog::default();
+        for plugin in plugins {
+            catalog.add(plugin);
+        }
+        let (contests, withheld) =
+            contests::settle(&catalog.plugins, &mut catalog.tools, &mut catalog.prompts, &mut catalog.templates);
+        for contest in &contests {
+            match contest.is_open() {
+                true => tracing::warn!("{contest}"),
+                false => tracing::info!("{contest}"),
+            }
+        }
+        for unknown in contests::unknown_owns(&catalog.plugins) {
+            tracing::warn!("{unknown}");
+        }
+        catalog.contests = contests;
+        catalog.tools.sort_by(|a, b| a.name.cmp(&b.name));
+        catalog.prompts.sort_by(|a, b| a.name.cmp(&b.name));
+        catalog.templates.sort_by(|a, b| a.name.cmp(&b.name));
+        let templates = catalog.templates.iter().map(|t| (t.item.uri_template.clone(), t.plugin)).collect();
+        catalog.owners = Arc::new(super::ownership::Owners::new(templates, withheld));
+        (catalog, problems)
+    }
+
+    /// Adds a plugin with its prefixed names (what two plugins claim is settled once all are in).
+    fn add(&mut self, plugin: Arc<Plugin>) {
+        let index = self.plugins.len();
+        let entry = |name: &str| format!("{}{name}", plugin.prefix);
+        let tools: Vec<_> = plugin
+            .tools
+            .iter()
+            .map(|t| Entry { name: entry(&t.descriptor.name), plugin: index, item: t.clone() })
+            .collect();
+        let prompts: Vec<_> =
+            plugin.prompts.iter().map(|p| Entry { name: entry(&p.name), plugin: index, item: p.clone() }).collect();
+        let templates: Vec<_> =
+            plugin.templates.iter().map(|t| Entry { name: entry(&t.name), plugin: index, item: t.clone() }).collect();
+        tracing::info!(
+            plugin = %plugin.name,
+            path = %plugin.path.display(),
+            tools = tools.len(),
+            prompts = prompts.len(),
+            templates = templates.len(),
+            resources = plugin.exports.resources.is_some(),
+            "loaded plugin"
+        );
+        self.tools.extend(tools);
+        self.prompts.extend(prompts);
+        self.templates.extend(templates);
+        self.plugins.push(plugin);
+    }
+
+    /// What two plugins claimed, withheld from both (or given to one by the operator).
+    pub fn contests(&self) -> &[Contest] {
+        &self.contests
+    }
+
+    /// Whether some plugin has directories the operator wants narrowed to the client's roots.
+    pub fn narrows_to_client_roots(&self) -> bool {
+        self.plugins.iter().any(|p| p.policy.dirs.iter().any(|d| d.within_client_roots))
+    }
+
+    /// The plugins, in load order.
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// Tools, sorted by name.
+    pub fn tools(&self) -> &[Entry<ToolInfo>] {
+        &self.tools
+    }
+
+    /// Prompts, sorted by name.
+    pub fn prompts(&self) -> &[Entry<prompts::Prompt>] {
+        &self.prompts
+    }
+
+    /// Resource templates, sorted by name.
+    pub fn templates(&self) -> &[Entry<resources::ResourceTemplate>] {
+        &self.templates
+    }
+
+    /// Whether some plugin exports resources.
+    pub fn has_resources(&self) -> bool {
+        self.plugins.iter().any(|p| p.exports.resources.is_some())
+    }
+
+    /// Whether some plugin exports completion.
+    pub fn has_completion(&self) -> bool {
+        self.plugins.iter().any(|p| p.exports.completion.is_some())
+    }
+
+    /// The plugins that list resources, as (name, fingerprint): what a `resources/list` asks.
+    pub(crate) fn resource_sources(&self) -> Vec<(&str, u64)> {
+        self.plugins.iter().filter(|p| p.exports.resources.is_some()).map(|p| (&*p.name, p.fingerprint)).collect()
+    }
+
+    /// The tool served as `name`.
+    pub fn tool(&self, name: &str) -> Option<&Entry<ToolInfo>> {
+        self.tools.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
+    }
+
+    /// How the tool served as `name` may run as a task, and its plugin; `None` if it may not.
+    pub(crate) fn task_policy(&self, name: &str) -> Option<(ToolTasks, &Arc<Plugin>)> {
+        let entry = self.tool(name)?;
+        let plugin = self.plugins.get(entry.plugin)?;
+        Some((plugin.tasks.as_ref()?.for_tool(&entry.item.descriptor.name)?, plugin))
+    }
+
+    /// The plugin known to own resource `uri` (by its templates, or its listing), if any.
+    pub(crate) fn resource_owner(&self, uri: &str) -> Option<usize> {
+        self.owners.owner_of(uri)
+    }
+
+    /// The prompt served as `name`.
+    pub fn prompt(&self, name: &str) -> Option<&Entry<prompts::Prompt>> {
+        self.prompts.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.prompts[i])
+    }
+}

@@ -1,0 +1,9 @@
+//! The effects a guest has on the world beyond its sandbox, each at the one door it passes:
+//! outgoing HTTP (`network`: every request and redirect hop checked against the plugin's
+//! allow-list, then every address its host resolves to against `special_purpose`, the IANA
+//! registries of addresses that are not public). Files come next. This room applies grants it
+//! is handed and reports what it refused through the call's log it is handed; it knows no
+//! sandbox, plugin or catalog.
+
+pub(crate) mod network;
+pub(crate) mod special_purpose;
