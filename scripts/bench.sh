@@ -17,6 +17,8 @@
 #                             behind HAProxy (scripts/fleet.sh): calls/s and latency
 #   scripts/bench.sh telemetry telemetry off vs --metrics (scraped), --log-format json and
 #                             --otlp-endpoint: calls/s and latency
+#   scripts/bench.sh credentials a plugin's HTTP request without and with a credential set by
+#                             mcpbox (the response scanned for it): small and large answers
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
@@ -43,11 +45,12 @@ case "${1:-compare}" in
   fleet) cargo bench -p mcpbox --bench fleet ;;
   telemetry) cargo bench -p mcpbox --bench telemetry ;;
   startup) cargo bench -p mcpbox --bench startup ;;
+  credentials) cargo bench -p mcpbox --bench credentials ;;
   examples)
     cargo build --release -p mcpbox
     python3 scripts/bench-examples.py target/release/mcpbox ;;
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|examples|reference]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference]" >&2; exit 2 ;;
 esac

@@ -12,6 +12,7 @@ mod budget;
 mod cli;
 mod common;
 mod compile_bounds;
+mod credentials;
 mod deploy;
 mod descriptors;
 mod docs;

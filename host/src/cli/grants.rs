@@ -18,6 +18,9 @@ pub(crate) struct Granted {
     pub(crate) network: Option<GrantedNetwork>,
     /// Names only: values may be secrets.
     pub(crate) env: Vec<String>,
+    /// The credentials set on its requests: where, and from which secrets, never a value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) credentials: Vec<String>,
     pub(crate) stub_ungranted: bool,
     pub(crate) limits: GrantedLimits,
     /// The tools that may run as tasks, each with when (`[plugin.NAME.tasks.TOOL]`).
@@ -101,6 +104,11 @@ impl Granted {
                 allow_private: n.allow_private,
             }),
             env: policy.env.iter().map(|(name, _)| name.clone()).collect(),
+            credentials: policy
+                .network
+                .iter()
+                .flat_map(|n| n.credentials.iter().map(|credential| credential.describe()))
+                .collect(),
             stub_ungranted: policy.stub_ungranted,
             limits: GrantedLimits {
                 timeout_ms: limits.timeout.as_millis(),
@@ -162,6 +170,9 @@ impl Granted {
         }
         if !self.env.is_empty() {
             parts.push(format!("env {}", self.env.join(" ")));
+        }
+        if !self.credentials.is_empty() {
+            parts.push(format!("credentials: {}", self.credentials.join(", ")));
         }
         if !self.tasks.is_empty() {
             parts.push(format!("tasks {}", self.tasks.join(", ")));

@@ -230,6 +230,13 @@ impl Description {
         let network = granted.network(Style::Long).unwrap_or_else(|| "none".to_owned());
         let _ = writeln!(out, "  network: {} → {network}", or_none(&requested.network));
         let _ = writeln!(out, "  env: {} → {}", or_none(&requested.env), or_none(&granted.env));
+        if !granted.credentials.is_empty() {
+            let _ = writeln!(
+                out,
+                "  credentials (set by mcpbox, never seen by the plugin): {}",
+                granted.credentials.join("; ")
+            );
+        }
         let limits = &granted.limits;
         let _ = writeln!(
             out,

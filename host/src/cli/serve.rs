@@ -52,6 +52,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     for unresolved in &pulled.failed {
         tracing::error!("failed to load plugin {}: {:#}", unresolved.reference, unresolved.error);
     }
+    // Rotated secret files are read again for as long as mcpbox serves.
+    let _secrets_watch = settings.secrets.watch()?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
     tracing::info!(
         "instance memory: {} ({})",

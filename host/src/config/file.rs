@@ -9,7 +9,10 @@ use anyhow::{Context, Result, anyhow};
 use serde::Deserialize;
 use toml::Spanned;
 
+pub(crate) use self::credentials::{FileCredential, FileSecret};
 use crate::runtime::engine::CopyOnWrite;
+
+mod credentials;
 
 /// The config file's schema.
 #[derive(Debug, Default, Deserialize)]
@@ -41,6 +44,9 @@ pub(crate) struct FileConfig {
     pub(crate) registries: FileRegistries,
     #[serde(default)]
     pub(crate) store: FileStore,
+    /// `[secrets.NAME]`: values plugins never see, set on their requests by credentials.
+    #[serde(default)]
+    pub(crate) secrets: BTreeMap<String, Spanned<FileSecret>>,
 }
 
 /// `[store]`: the state a fleet's replicas share (docs/fleet.md).
@@ -258,6 +264,9 @@ pub(crate) struct FilePlugin {
     /// Which tools may run as tasks (the 2026-07-28 tasks extension): `[plugin.NAME.tasks.TOOL]`,
     /// `TOOL` a tool's own name or `*` for the others.
     pub(crate) tasks: Option<BTreeMap<String, FileTasks>>,
+    /// `[[plugin.NAME.credentials]]`: values set on its requests to their origins.
+    #[serde(default)]
+    pub(crate) credentials: Vec<FileCredential>,
 }
 
 /// `[plugin.NAME.tasks.TOOL]`: the tool may run as a task, and when it becomes one.

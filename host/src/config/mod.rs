@@ -9,7 +9,9 @@
 //! - `auth`: `[auth]`, the OAuth resource server; `entitlements`: its `[[auth.entitlements]]`
 //!   and `[auth.limits]`;
 //! - `tasks`: the task deadline, retention and limits;
-//! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name.
+//! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name;
+//! - `secrets`: `[secrets.NAME]`, read and kept current (the credentials that use them are
+//!   read with their plugin's section).
 
 mod args;
 mod auth;
@@ -18,6 +20,7 @@ mod file;
 mod http;
 mod plugin;
 mod problems;
+mod secrets;
 mod store;
 mod tasks;
 
@@ -32,6 +35,7 @@ pub use entitlements::{Entitlement, Grantee, PrincipalLimits, Rate};
 use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::{Problems, flag_limit, pick, spanned_limit};
+pub use secrets::Secrets;
 
 use crate::registry::cosign::PublicKey;
 use crate::registry::{Mirrors, OciRef, Trust, is_reference, lock_path};
@@ -96,6 +100,8 @@ pub struct Settings {
     pub store: Option<crate::fleet::StoreOptions>,
     /// This replica's name (session ids start with it).
     pub replica: String,
+    /// `[secrets.NAME]`, read; kept current by [`Secrets::watch`].
+    pub secrets: Secrets,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -126,7 +132,8 @@ impl Settings {
             .flatten()
             .unwrap_or(DEFAULT_REQUEST_STATE_TTL);
         let tasks = tasks::task_settings(args, &mut problems);
-        let plugin_configs = plugin::plugin_configs(&file, &mut problems);
+        let secrets = secrets::secrets(&file, &mut problems);
+        let plugin_configs = plugin::plugin_configs(&file, &secrets, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
         let mut http = http::http_options(&file, args, max_message_bytes, &mut problems);
@@ -164,6 +171,7 @@ impl Settings {
             registry,
             store,
             replica,
+            secrets,
         })
     }
 }

@@ -1,13 +1,17 @@
 //! `[plugin.NAME]` sections into the runtime's [`PluginConfig`]: names, tool selection, limits
-//! (checked, naming file, line and key), environment, directories and the network allow-list.
+//! (checked, naming file, line and key), environment, directories, the network allow-list and
+//! the credentials set on requests to its origins (each within the allow-list).
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
+use toml::Spanned;
 
-use super::file::{ConfigFile, FilePlugin, FilePluginDir, FileTasks};
+use super::file::{ConfigFile, FileCredential, FilePlugin, FilePluginDir, FileTasks};
 use super::problems::Problems;
 use super::problems::spanned_limit;
+use super::secrets::Secrets;
+use crate::runtime::grants::credentials::{Credential, Origin, Placement, Template};
 use crate::runtime::grants::limits;
 use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
 use crate::runtime::grants::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
@@ -15,20 +19,29 @@ use crate::runtime::grants::roots::AllowedDir;
 
 /// Every `[plugin.NAME]` section of `file` (in name order, so problems come in a stable
 /// order); each problem is kept in `problems`.
-pub(crate) fn plugin_configs(file: &ConfigFile, problems: &mut Problems) -> PluginConfigs {
+pub(crate) fn plugin_configs(file: &ConfigFile, secrets: &Secrets, problems: &mut Problems) -> PluginConfigs {
     let mut sections: Vec<_> = file.config.plugin.iter().collect();
     sections.sort_by_key(|(name, _)| name.as_str());
-    sections.into_iter().map(|(name, section)| (name.clone(), plugin_config(file, name, section, problems))).collect()
+    sections
+        .into_iter()
+        .map(|(name, section)| (name.clone(), plugin_config(file, name, section, secrets, problems)))
+        .collect()
 }
 
-fn plugin_config(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> PluginConfig {
+fn plugin_config(
+    file: &ConfigFile,
+    name: &str,
+    section: &FilePlugin,
+    secrets: &Secrets,
+    problems: &mut Problems,
+) -> PluginConfig {
     let key = |key: &str| format!("[plugin.{name}] {key}");
     let timeout = spanned_limit(file, &section.timeout_ms, &key("timeout_ms"), limits::timeout_from_ms);
     let memory = spanned_limit(file, &section.memory_mib, &key("memory_mib"), limits::memory_from_mib);
     let output = spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib);
     let prepared = spanned_limit(file, &section.prepared, &key("prepared"), limits::prepared_count);
     PluginConfig {
-        policy: policy(file, name, section, problems),
+        policy: policy(file, name, section, secrets, problems),
         prefix: section.prefix.clone(),
         tools: section.tools.clone(),
         exclude_tools: section.exclude_tools.clone().unwrap_or_default(),
@@ -60,11 +73,37 @@ fn task_policy(
 }
 
 /// What the section grants: directories, network, environment, stubs.
-fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> Policy {
+fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, secrets: &Secrets, problems: &mut Problems) -> Policy {
+    let mut network = problems.take(network(file, name, section)).flatten();
+    let credentials: Vec<_> =
+        section.credentials.iter().filter_map(|c| problems.take(credential(file, name, c, secrets))).collect();
+    match &mut network {
+        Some(network) => {
+            for credential in &credentials {
+                let origin = &credential.origin;
+                if network.admits(&origin.scheme, &origin.host, origin.port).is_none() {
+                    let entry =
+                        section.credentials.iter().find(|c| c.host.get_ref().parse().ok().as_ref() == Some(origin));
+                    let at = entry.map_or_else(|| file.path.display().to_string(), |c| file.at(c.host.span()));
+                    problems.take::<()>(Err(anyhow!(
+                        "{at}: [[plugin.{name}.credentials]] host {origin} is not in the plugin's network allow-list"
+                    )));
+                }
+            }
+            Arc::make_mut(network).credentials = credentials.into_iter().map(Arc::new).collect();
+        }
+        None if !section.credentials.is_empty() => {
+            let at = file.at(section.credentials[0].host.span());
+            problems.take::<()>(Err(anyhow!(
+                "{at}: [[plugin.{name}.credentials]] needs a `network` allow-list holding its host"
+            )));
+        }
+        None => {}
+    }
     Policy {
         shared_roots: section.roots.unwrap_or(true),
         dirs: section.dirs.iter().filter_map(|dir| problems.take(plugin_dir(file, name, dir))).collect(),
-        network: problems.take(network(file, name, section)).flatten(),
+        network,
         env: env(file, name, section, problems).into(),
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
         host_paths: section.host_paths.unwrap_or(false),
@@ -85,6 +124,41 @@ fn env(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Probl
         }
     }
     env
+}
+
+/// Headers a credential may not set: those wasmtime-wasi-http forbids guests (`Host` among
+/// them: the origin is the authority checked), and the body's framing.
+fn settable_header(name: &http::HeaderName) -> bool {
+    !wasmtime_wasi_http::DEFAULT_FORBIDDEN_HEADERS.contains(name)
+        && *name != http::header::CONTENT_LENGTH
+        && *name != http::header::CONTENT_ENCODING
+}
+
+/// One `[[plugin.NAME.credentials]]` entry, its secrets bound.
+fn credential(file: &ConfigFile, name: &str, entry: &FileCredential, secrets: &Secrets) -> Result<Credential> {
+    let at =
+        |span: std::ops::Range<usize>, key: &str| format!("{}: [[plugin.{name}.credentials]] {key}", file.at(span));
+    let origin: Origin = entry.host.get_ref().parse().with_context(|| at(entry.host.span(), "host"))?;
+    let template = |text: &Spanned<String>, key: &str| {
+        Template::parse(text.get_ref(), |secret| secrets.get(secret)).with_context(|| at(text.span(), key))
+    };
+    let value = template(&entry.value, "value")?;
+    let placement = match (&entry.header, &entry.query, &entry.basic_username) {
+        (Some(header), None, None) => {
+            let parsed =
+                http::HeaderName::from_bytes(header.get_ref().as_bytes()).ok().filter(settable_header).ok_or_else(
+                    || anyhow!("{}: `{}` cannot be set by a credential", at(header.span(), "header"), header.get_ref()),
+                )?;
+            Placement::Header(parsed)
+        }
+        (None, Some(query), None) if !query.get_ref().is_empty() => Placement::Query(query.get_ref().clone()),
+        (None, None, Some(username)) => Placement::Basic { username: template(username, "basic_username")? },
+        _ => bail!(
+            "{}: needs exactly one of `header`, `query` (not empty) and `basic_username`",
+            at(entry.host.span(), "host")
+        ),
+    };
+    Ok(Credential { origin, placement, value })
 }
 
 /// The placeholder that makes a directory per principal: the last component of its path.
@@ -133,5 +207,9 @@ fn network(file: &ConfigFile, name: &str, section: &FilePlugin) -> Result<Option
             .with_context(|| format!("{}: in [plugin.{name}] network", file.at(entry.span())))?;
         allow.push(pattern);
     }
-    Ok(Some(Arc::new(NetworkPolicy { allow, allow_private: section.allow_private_network.unwrap_or(false) })))
+    Ok(Some(Arc::new(NetworkPolicy {
+        allow,
+        allow_private: section.allow_private_network.unwrap_or(false),
+        credentials: Vec::new(),
+    })))
 }

@@ -17,6 +17,8 @@ use tokio::net::TcpStream;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::credentials::{self, Unsendable};
+use super::redaction::{Coding, Redacting, Reflections};
 use crate::runtime::effects::special_purpose::refusal;
 use crate::runtime::grants::address::split_host_port;
 use crate::runtime::grants::policy::NetworkPolicy;
@@ -89,10 +91,68 @@ impl WasiHttpHooks for NetworkAccess {
                 Err(_) => return Err(HttpError::DnsTimeout),
             };
             tracing::debug!(%plugin, %url, address = %target.address, "HTTP request");
+            // After the log line: the URL logged is the plugin's, without a credential.
+            let mut request = request;
+            let credentials = policy.as_deref().map_or(&[][..], |policy| &policy.credentials[..]);
+            let reflections = match credentials::inject(credentials, target.origin(), &mut request) {
+                Ok(reflections) => reflections,
+                Err(Unsendable(why)) => {
+                    if (reports.log_line)(why.len()) {
+                        tracing::warn!(%plugin, "did not send an HTTP request: {why}");
+                    }
+                    return Err(HttpError::HttpRequestDenied);
+                }
+            };
             let (response, connection) = send(request, &target, connect_timeout).await?;
-            Ok((response.map(|body| body.map_err(HttpError::from).boxed_unsync()), Box::new(connection) as Box<_>))
+            let response = response.map(|body| body.map_err(HttpError::from).boxed_unsync());
+            let response = match reflections {
+                Some(reflections) => redacted(response, reflections, &plugin, &target, &reports)?,
+                None => response,
+            };
+            Ok((response, Box::new(connection) as Box<_>))
         })
     }
+}
+
+/// The response to a request that carried a credential, every reflection of it masked
+/// (`redaction.rs`); a coding the scan cannot read refuses the response.
+fn redacted(
+    response: http::Response<WasiBody>,
+    reflections: Reflections,
+    plugin: &Arc<str>,
+    target: &Target,
+    reports: &Arc<Reports>,
+) -> Result<http::Response<WasiBody>, HttpError> {
+    if crate::switched_off!("credentials.redaction") {
+        return Ok(response);
+    }
+    let (mut head, body) = response.into_parts();
+    let coding = if crate::switched_off!("credentials.decoded-before-scan") {
+        Coding::Identity
+    } else {
+        Coding::of(&head.headers).map_err(|coding| {
+            if (reports.log_line)(coding.len()) {
+                tracing::warn!(%plugin, origin = %target.origin_text(), "refused a response in `{coding}` coding to a request with a credential: it cannot be scanned for the credential");
+            }
+            HttpError::HttpResponseContentCoding(Some(coding))
+        })?
+    };
+    if !matches!(coding, Coding::Identity) {
+        head.headers.remove(http::header::CONTENT_ENCODING);
+        head.headers.remove(http::header::CONTENT_LENGTH);
+    }
+    let (plugin, origin, reports) = (plugin.clone(), target.origin_text(), reports.clone());
+    let on_masked = move |count: usize| {
+        if (reports.log_line)(origin.len()) {
+            tracing::warn!(%plugin, %origin, count, "masked a credential the response echoed");
+        }
+    };
+    let masked = reflections.mask_headers(&mut head.headers);
+    if masked > 0 {
+        on_masked(masked);
+    }
+    let body = Redacting::new(body, Arc::new(reflections), coding, Box::new(on_masked));
+    Ok(http::Response::from_parts(head, body.boxed_unsync()))
 }
 
 /// Why a request was refused: the code the guest gets, and the reason the host logs.
@@ -104,8 +164,21 @@ struct Denied {
 /// Where a permitted request goes.
 struct Target {
     host: String,
+    port: u16,
     tls: bool,
     address: SocketAddr,
+}
+
+impl Target {
+    /// Scheme, host and port, as credentials name them.
+    fn origin(&self) -> (&str, &str, u16) {
+        (if self.tls { "https" } else { "http" }, &self.host, self.port)
+    }
+
+    fn origin_text(&self) -> String {
+        let (scheme, host, port) = self.origin();
+        format!("{scheme}://{host}:{port}")
+    }
 }
 
 async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target, Denied> {
@@ -147,7 +220,7 @@ async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target
     }
     let address =
         *addresses.first().ok_or_else(|| denied(HttpError::DestinationNotFound, format!("{host} has no address")))?;
-    Ok(Target { host, tls, address })
+    Ok(Target { host, port, tls, address })
 }
 
 trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static {}

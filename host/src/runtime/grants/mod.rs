@@ -1,12 +1,14 @@
 //! The grants: what the operator (config, command line) and the user (client roots, a token's
 //! principal) give a plugin, and nothing a plugin says can widen. Directories (`roots`, and each
 //! principal's own in `principal_dirs`), hosts and environment (`policy`, with `address` parsing
-//! its `host:port` entries), the limits every call runs under (`limits`), all of it per plugin
+//! its `host:port` entries), the credentials set on its requests and the secrets in them
+//! (`credentials`), the limits every call runs under (`limits`), all of it per plugin
 //! (`plugin_config`); and what a plugin asks for in its own metadata, shown and never granted
 //! (`requested`). Values only: this room runs nothing and knows no sandbox, plugin or catalog.
 
 pub(crate) mod address;
 mod allowed;
+pub(crate) mod credentials;
 pub(crate) mod limits;
 pub(crate) mod plugin_config;
 pub(crate) mod policy;

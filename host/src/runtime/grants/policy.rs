@@ -11,6 +11,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow, bail};
 
 use super::allowed::AllowedDir;
+use super::credentials::Credential;
 use crate::runtime::grants::address::split_host_port;
 
 /// Everything the operator grants one plugin beyond computing.
@@ -69,6 +70,9 @@ pub struct NetworkPolicy {
     /// Also reach loopback, private and link-local addresses (off: only public addresses,
     /// checked after DNS resolution, so a public name pointing at 127.0.0.1 is refused).
     pub allow_private: bool,
+    /// Credentials set on requests to their origins, each within `allow` (checked when the
+    /// config is read).
+    pub credentials: Vec<Arc<Credential>>,
 }
 
 impl NetworkPolicy {
@@ -191,6 +195,7 @@ mod tests {
                 .map(|p| p.parse().unwrap())
                 .collect(),
             allow_private: false,
+            credentials: Vec::new(),
         };
         assert!(policy.admits("https", "API.example.com.", 443).is_some());
         assert!(policy.admits("http", "api.example.com", 443).is_none(), "scheme must match");
@@ -201,12 +206,14 @@ mod tests {
         assert!(policy.admits("http", "10.0.0.5", 8080).is_some());
         assert!(policy.admits("http", "::1", 80).is_some());
         assert_eq!(policy.allow[1].to_string(), "https://*.example.org:8443");
-        let any: NetworkPolicy = NetworkPolicy { allow: vec!["https://*".parse().unwrap()], allow_private: false };
+        let any: NetworkPolicy =
+            NetworkPolicy { allow: vec!["https://*".parse().unwrap()], allow_private: false, credentials: Vec::new() };
         assert!(any.admits("https", "example.com", 443).is_some());
         assert!(any.admits("https", "192.0.2.1", 443).is_some(), "addresses are checked after resolution");
         assert!(any.admits("http", "example.com", 80).is_none(), "scheme must match");
         assert!(any.admits("https", "example.com", 8443).is_none(), "port must match");
-        let everything: NetworkPolicy = NetworkPolicy { allow: vec!["*".parse().unwrap()], allow_private: false };
+        let everything: NetworkPolicy =
+            NetworkPolicy { allow: vec!["*".parse().unwrap()], allow_private: false, credentials: Vec::new() };
         assert!(everything.admits("http", "example.com", 8080).is_some());
         assert_eq!(everything.allow[0].to_string(), "*");
         let any_port: HostPattern = "http://*:*".parse().unwrap();
