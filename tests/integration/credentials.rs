@@ -3,8 +3,9 @@
 //! echoes every request header back (in its body, its headers, base64- and percent-encoded,
 //! gzip-compressed, in chunks of 5 bytes); the `net` fixture reads everything it can of the
 //! response and tries to leak it (its result, a log line, a file). Neither the result, the
-//! file, the client's log messages, mcpbox's own log at debug nor its traces hold the token in
-//! any form; another origin and a redirect to it get nothing.
+//! file, the client's log messages, mcpbox's own log at trace nor its traces hold the token in
+//! any form; another origin and a redirect to it get nothing. The secret is kept as in a
+//! Kubernetes secret volume, and rotated the way the kubelet rotates it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -104,9 +105,12 @@ fn answer(mut stream: std::net::TcpStream, token: &str, log: &Mutex<Vec<Seen>>) 
         "authorizationB64": b64(&auth),
         "tokenB64": b64(auth.strip_prefix("Bearer ").unwrap_or(&auth)),
         "keyPercent": form_urlencoded::byte_serialize(keys.join("").as_bytes()).collect::<String>(),
-        "slashEscaped": auth.replace('/', "\\/"),
+        "nested": json!({ "authorization": auth }).to_string(),
     });
-    let mut body = echo.to_string().into_bytes();
+    // And as a JSON encoder that escapes `/` writes it.
+    let echo = echo.to_string();
+    let mut body =
+        format!("{},\"slashEscaped\":\"{}\"}}", &echo[..echo.len() - 1], auth.replace('/', "\\/")).into_bytes();
     let gzip = query.split('&').any(|p| p == "gzip");
     if gzip {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -133,7 +137,7 @@ fn answer(mut stream: std::net::TcpStream, token: &str, log: &Mutex<Vec<Seen>>) 
 }
 
 /// Every form of `token` a leak could take: as it is, base64 alone and after `Bearer `,
-/// percent-encoded, JSON-escaped.
+/// percent-encoded, JSON-escaped (`/` too, and twice over).
 fn forms(token: &str) -> Vec<String> {
     let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
     vec![
@@ -142,6 +146,7 @@ fn forms(token: &str) -> Vec<String> {
         b64(&format!("Bearer {token}")).trim_end_matches('=').to_owned(),
         form_urlencoded::byte_serialize(token.as_bytes()).collect(),
         token.replace('/', "\\/"),
+        token.replace('/', "\\\\/"),
     ]
 }
 
@@ -178,9 +183,20 @@ fn a_credential_reaches_its_origin_only_and_never_the_plugin() {
     let token = format!("tok-{}-{nanos}/Zq+9x", std::process::id());
     let (api, other, query_api) = (Api::start(&token), Api::start("not-this"), Api::start(&token));
     let dir = temp_dir();
-    let token_file = dir.path().join("api-token");
-    std::fs::write(&token_file, format!("{token}\n")).unwrap();
-    std::fs::set_permissions(&token_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    // Laid out as a Kubernetes secret volume: the file a symlink through `..data`, which a
+    // rotation swaps for a new directory.
+    let volume = dir.path().join("secret-volume");
+    let version = |name: &str, value: &str| {
+        std::fs::create_dir_all(volume.join(name)).unwrap();
+        let file = volume.join(name).join("api-token");
+        std::fs::write(&file, value).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        std::os::unix::fs::symlink(name, volume.join("..data_tmp")).unwrap();
+        std::fs::rename(volume.join("..data_tmp"), volume.join("..data")).unwrap();
+    };
+    version("..2026_11_26_a", &format!("{token}\n"));
+    let token_file = volume.join("api-token");
+    std::os::unix::fs::symlink("..data/api-token", &token_file).unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let config = ConfigFile::new(&format!(
@@ -216,14 +232,15 @@ value = "{{secrets.api}}"
     let receiver = Receiver::start();
     let mut server = Server::start_with_env(
         &[config.args()[0], config.args()[1], "--otlp-endpoint".as_ref(), receiver.endpoint.as_ref()],
-        &[("MCPBOX_LOG", "debug")],
+        &[("MCPBOX_LOG", "trace")],
     );
     server.initialize("2025-06-18", json!({ "logging": {} }));
     let _ = server.result("logging/setLevel", json!({ "level": "debug" }));
 
     // The API gets the token, in place of the plugin's own placeholder, once; the plugin
     // reads the echo with every form of it masked, in body and headers, plain and gzip.
-    let placeholder = json!([["Authorization", "Bearer placeholder"], ["Accept-Encoding", "gzip"]]);
+    let placeholder =
+        json!([["Authorization", "Bearer placeholder"], ["Accept-Encoding", "gzip"], ["Range", "bytes=0-30"]]);
     for (path, leak) in [("/echo", "plain.txt"), ("/echo?gzip", "gzip.txt")] {
         let result = fetch_with(&mut server, &api.url(path), placeholder.clone(), Some(leak));
         let (status, headers, body) = read(&result);
@@ -233,6 +250,7 @@ value = "{{secrets.api}}"
         assert_no_token("the headers the plugin read", &headers, &token);
         assert!(body.contains("*****") && headers.contains("*****"), "masked in place: {body} {headers}");
         assert!(!body.contains("placeholder"), "the plugin's value was replaced: {body}");
+        assert!(!body.to_ascii_lowercase().contains("range:"), "no range cuts an echo into pieces: {body}");
         let leaked = std::fs::read_to_string(data.join(leak)).unwrap();
         assert!(leaked.contains("*****"), "{leaked}");
         assert_no_token("the file the plugin wrote", &leaked, &token);
@@ -271,9 +289,9 @@ value = "{{secrets.api}}"
     assert_eq!(result["isError"], true, "{result}");
     assert!(text(&result).contains("header refused"), "{result}");
 
-    // A rotated secret file is read again, without a restart.
+    // A rotated secret is read again, without a restart.
     let rotated = format!("{token}-rotated");
-    std::fs::write(&token_file, &rotated).unwrap();
+    version("..2026_11_26_b", &rotated);
     *api.token.lock().unwrap() = rotated.clone();
     let end = Instant::now() + Duration::from_secs(20);
     loop {
@@ -287,7 +305,8 @@ value = "{{secrets.api}}"
     }
     assert!(server.wait_for_log("secret read again", Duration::from_secs(5)), "{}", server.stderr());
 
-    // Logs to the client, mcpbox's own log at debug, and the traces: no token anywhere.
+    // Logs to the client, mcpbox's own log at its most verbose (trace), and the traces: no
+    // token anywhere.
     let messages = server.take_notifications("notifications/message");
     assert!(messages.iter().any(|m| m.to_string().contains("*****")), "the plugin logged its read: {messages:?}");
     assert_no_token("the client's log messages", &serde_json::to_string(&messages).unwrap(), &token);

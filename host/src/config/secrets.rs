@@ -47,10 +47,13 @@ impl Secrets {
         let mut debouncer = new_debouncer(Duration::from_millis(200), move |events: DebounceEventResult| {
             let Ok(events) = events else { return };
             for (path, secret) in &files {
-                if !events.iter().any(|e| same_file(&e.path, path)) {
+                // Any change in the file's directory: a Kubernetes secret volume swaps a
+                // `..data` symlink beside the file, and the file's own path sees no event.
+                if !events.iter().any(|e| in_dir_of(&e.path, path)) {
                     continue;
                 }
                 match read_file(path) {
+                    Ok(value) if *value == *secret.value() => {}
                     Ok(value) => {
                         secret.replace(value);
                         tracing::info!(secret = secret.name(), file = %path.display(), "secret read again");
@@ -77,9 +80,13 @@ fn dir_or_here(dir: &Path) -> PathBuf {
     if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir.to_owned() }
 }
 
-/// Whether an event's path is `watched` (events name absolute paths).
-fn same_file(event: &Path, watched: &Path) -> bool {
-    event == watched || std::path::absolute(watched).is_ok_and(|absolute| event == absolute)
+/// Whether an event's path is in the directory of `watched` (events name absolute paths).
+fn in_dir_of(event: &Path, watched: &Path) -> bool {
+    let dir = |path: &Path| path.parent().map(dir_or_here).and_then(|dir| std::path::absolute(dir).ok());
+    event
+        .parent()
+        .and_then(|parent| std::path::absolute(parent).ok())
+        .is_some_and(|parent| Some(parent) == dir(watched))
 }
 
 /// Every `[secrets.NAME]` of `file`, each read now; each problem is kept in `problems`.

@@ -62,8 +62,13 @@ pub(crate) fn inject(
     if !applied {
         return Ok(None);
     }
-    // An encoding the scan cannot read would carry an echo past it (redaction.rs).
+    // An encoding the scan cannot read would carry an echo past it (redaction.rs); a range
+    // would cut an echo into pieces, each too short to match, that the plugin puts together.
     request.headers_mut().insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+    if !crate::switched_off!("credentials.no-ranges") {
+        request.headers_mut().remove(header::RANGE);
+        request.headers_mut().remove(header::IF_RANGE);
+    }
     Ok(Some(reflections))
 }
 

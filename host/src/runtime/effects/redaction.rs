@@ -56,10 +56,15 @@ impl Reflections {
             self.push(percent_encoded(value, upper), false);
         }
         self.push(Zeroizing::new(form_urlencoded::byte_serialize(value).collect::<String>().into_bytes()), false);
-        let json = Zeroizing::new(serde_json::to_string(&String::from_utf8_lossy(value)).unwrap_or_default());
-        let escaped = json.get(1..json.len().saturating_sub(1)).unwrap_or_default();
-        self.push(Zeroizing::new(escaped.as_bytes().to_vec()), false);
-        self.push(Zeroizing::new(escaped.replace('/', "\\/").into_bytes()), false);
+        // JSON-escaped, also twice (JSON in a JSON string), each also with `/` escaped.
+        let once = json_escaped(&String::from_utf8_lossy(value));
+        let once_slashed = Zeroizing::new(once.replace('/', "\\/"));
+        let twice = json_escaped(&once);
+        for escaped in
+            [json_escaped(&once_slashed), Zeroizing::new(twice.replace('/', "\\/")), twice, once_slashed, once]
+        {
+            self.push(Zeroizing::new(escaped.as_bytes().to_vec()), false);
+        }
     }
 
     fn push(&mut self, form: Zeroizing<Vec<u8>>, always: bool) {
@@ -114,6 +119,12 @@ fn aligned_base64(engine: &base64::engine::GeneralPurpose, value: &[u8], offset:
     // The last character mixes in the following bytes' bits unless the bits end on a character.
     let end = if (input.len() * 8).is_multiple_of(6) { encoded.len() } else { encoded.len() - 1 };
     Zeroizing::new(encoded.get(skip..end).unwrap_or_default().to_vec())
+}
+
+/// `text` as it stands between the quotes of a JSON string.
+fn json_escaped(text: &str) -> Zeroizing<String> {
+    let quoted = Zeroizing::new(serde_json::to_string(text).unwrap_or_default());
+    Zeroizing::new(quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_owned())
 }
 
 /// `value` percent-encoded as a URL component (unreserved characters as they are).
@@ -325,6 +336,8 @@ mod tests {
             percent_encoded(TOKEN, true).iter().map(|&b| b as char).collect(),
             form_urlencoded::byte_serialize(TOKEN).collect(),
             serde_json::to_string("ghp_S3cr3t/t0ken+value").unwrap().replace('/', "\\/"),
+            // A JSON document quoted in a JSON string: the header's quotes escaped twice over.
+            serde_json::to_string(&json_escaped("\"Bearer ghp_S3cr3t/t0ken+value\"").replace('/', "\\/")).unwrap(),
         ];
         for prefix in ["", "u", "us", "user:"] {
             echoes.push(b64(&[prefix.as_bytes(), TOKEN].concat()));
