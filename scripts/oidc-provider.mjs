@@ -10,7 +10,8 @@
 // clients (secret: ID-secret): ada (tools:read tools:call files), bob (tools:read),
 // brief (tools:read, tokens that live 1 s), early (tools:read, tokens valid from an hour on:
 // `nbf`), carol (tools:read, opaque tokens: checked by
-// introspection), mcpbox (no grant: it introspects). Prints "ready ISSUER" once listening.
+// introspection), mcpbox (no grant: it introspects); with MCPBOX_LINK_BASES, link and thirdparty
+// (below). Prints "ready ISSUER" once listening.
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
 
@@ -27,6 +28,24 @@ const client = (id, scope) => ({
   id_token_signed_response_alg: 'ES256',
   scope,
 });
+// The token vault's tests (MCPBOX_LINK_BASES: the mcpbox origins, comma-separated): `link`,
+// mcpbox's client that signs a link's opener in, and `thirdparty`, the account a user links
+// (authorization code with refresh tokens; its access tokens, for the userinfo endpoint, live 2 s).
+const bases = (process.env.MCPBOX_LINK_BASES ?? '').split(',').filter(Boolean);
+const vaultClients = bases.length === 0 ? [] : [
+  {
+    ...client('link', 'openid tools:read tools:call files'),
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    redirect_uris: bases.map((base) => `${base}/link/signed-in`),
+  },
+  {
+    ...client('thirdparty', 'openid'),
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: bases.map((base) => `${base}/link/callback`),
+  },
+];
 const provider = new Provider(issuer, {
   clients: [
     client('ada', 'tools:read tools:call files'),
@@ -35,6 +54,7 @@ const provider = new Provider(issuer, {
     client('early', 'tools:read'),
     client('carol', 'tools:read'),
     { ...client('mcpbox', 'tools:read'), grant_types: [] },
+    ...vaultClients,
   ],
   scopes: ['tools:read', 'tools:call', 'files'],
   // Refresh tokens for the clients that ask for them (MCP clients do, in their registration).
@@ -69,7 +89,10 @@ const provider = new Provider(issuer, {
       },
     },
   },
-  ttl: { ClientCredentials: (ctx, token, client) => (client.clientId === 'brief' ? 1 : 300) },
+  ttl: {
+    ClientCredentials: (ctx, token, client) => (client.clientId === 'brief' ? 1 : 300),
+    AccessToken: (ctx, token, client) => (client.clientId === 'thirdparty' ? 2 : 3600),
+  },
 });
 provider.on('server_error', (ctx, error) => console.error('server_error', error));
 provider.listen(port, '127.0.0.1', () => console.log(`ready ${issuer}`));

@@ -47,6 +47,26 @@ class Memory(TokenStorage):
         self.client = client_info
 
 
+def filled_form(response, user):
+    """The page's form as a person signing in as `user` submits it (oidc-provider's development
+    pages: the login, then the consent): its action URL and fields; None without a form."""
+    page = response.text
+    form = re.search(r'<form[^>]*action="([^"]+)"', page)
+    if not form:
+        return None
+    fields = {}
+    for tag in re.findall(r"<input[^>]*>", page):
+        name, value = re.search(r'name="([^"]*)"', tag), re.search(r'value="([^"]*)"', tag)
+        if name:
+            fields[name.group(1)] = html.unescape(value.group(1)) if value else ""
+    # A submit button that names the choice (the consent page's) counts too.
+    for name, value in re.findall(r'<button[^>]*name="([^"]*)"[^>]*value="([^"]*)"', page):
+        fields[name] = html.unescape(value)
+    if "login" in fields:
+        fields.update(login=user, password="any")
+    return urljoin(str(response.url), html.unescape(form.group(1))), fields
+
+
 async def sign_in(authorization_url: str, user: str) -> AuthorizationCodeResult:
     """What a person does in the browser the SDK opens: follows the redirects, submits each page's
     form (the login as `user`, then the consent), until the provider redirects to the client."""
@@ -64,22 +84,10 @@ async def sign_in(authorization_url: str, user: str) -> AuthorizationCodeResult:
                     )
                 response = await browser.get(location)
                 continue
-            page = response.text
-            form = re.search(r'<form[^>]*action="([^"]+)"', page)
-            if response.status_code != 200 or not form:
-                raise SystemExit(f"oauth flow: no form at {response.url} ({response.status_code}): {page[:500]}")
-            fields = {}
-            for tag in re.findall(r"<input[^>]*>", page):
-                name, value = re.search(r'name="([^"]*)"', tag), re.search(r'value="([^"]*)"', tag)
-                if name:
-                    fields[name.group(1)] = html.unescape(value.group(1)) if value else ""
-            # A submit button that names the choice (the consent page's) counts too.
-            for name, value in re.findall(r'<button[^>]*name="([^"]*)"[^>]*value="([^"]*)"', page):
-                fields[name] = html.unescape(value)
-            if "login" in fields:
-                fields.update(login=user, password="any")
-            action = urljoin(str(response.url), html.unescape(form.group(1)))
-            response = await browser.post(action, data=fields)
+            submitted = filled_form(response, user)
+            if response.status_code != 200 or not submitted:
+                raise SystemExit(f"oauth flow: no form at {response.url} ({response.status_code}): {response.text[:500]}")
+            response = await browser.post(submitted[0], data=submitted[1])
         raise SystemExit("oauth flow: too many pages")
 
 

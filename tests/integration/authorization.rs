@@ -26,14 +26,25 @@ impl Provider {
         Provider::start_on(port, "first")
     }
 
+    /// The provider with the token vault's clients, `link` and `thirdparty`, whose callbacks
+    /// are at `bases` (mcpbox origins).
+    pub(crate) fn start_for_links(bases: &[String]) -> Provider {
+        Provider::start_with(free_port(), "first", &[("MCPBOX_LINK_BASES", &bases.join(","))])
+    }
+
     /// The provider on `port`, signing with a new key named `kid`.
     fn start_on(port: u16, kid: &str) -> Provider {
+        Provider::start_with(port, kid, &[])
+    }
+
+    fn start_with(port: u16, kid: &str, env: &[(&str, &str)]) -> Provider {
         let setup = Command::new("bash").arg(repo_root().join("scripts/setup-oidc-provider.sh")).output().unwrap();
         assert!(setup.status.success(), "setting up the provider failed: {}", String::from_utf8_lossy(&setup.stderr));
         let printed = String::from_utf8(setup.stdout).unwrap();
         let (node, script) = printed.trim().split_once(' ').unwrap();
         let mut child = Command::new(node)
             .args([script, &port.to_string(), kid])
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

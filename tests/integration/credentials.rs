@@ -356,7 +356,13 @@ fn credential_mistakes_are_refused_at_start_and_check_shows_no_value() {
         (good.replace("secrets.api", "secrets.jira"), "no [secrets.jira] is configured", ":9:"),
         (good.replace("header = \"Authorization\"", "header = \"Host\""), "`Host` cannot be set", ":8:"),
         (good.replace("header = \"Authorization\"\n", ""), "needs exactly one of `header`", ":7:"),
-        (format!("{good}\noauth = \"github\""), "unknown field `oauth`", ":10:"),
+        (format!("{good}\noauth = \"github\""), "`oauth` sets `Authorization: Bearer` itself", ":10:"),
+        ("host = \"https://api.example.com\"\noauth = \"github\"".to_owned(), "no [oauth_clients.github]", ":8:"),
+        (
+            "host = \"https://api.example.com\"\noauth = \"github\"\n[oauth_clients.github]\nissuer = \"https://github.com\"\nclient_id = \"x\"".to_owned(),
+            "oauth needs [auth]",
+            ":8:",
+        ),
     ] {
         config.rewrite(&section(&credential));
         let refused = refused_start(serve_command(&config));

@@ -48,4 +48,5 @@ mod sandbox;
 mod sdk_transports;
 mod tasks;
 mod tls;
+mod vault;
 mod websocket;

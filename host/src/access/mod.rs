@@ -11,7 +11,8 @@
 //! - `principal.rs`: who a valid token stands for;
 //! - `verdicts.rs`: [`Access`], the entitlements and limits of one server applied;
 //! - `entitlements.rs`: scopes and claims to plugins and names, the verdict on one item;
-//! - `limits.rs`: concurrent calls and calls per minute, per principal.
+//! - `limits.rs`: concurrent calls and calls per minute, per principal;
+//! - `vault/`: each principal's own accounts at third parties, linked through mcpbox's links.
 //!
 //! Without `[auth]` there is no principal and nothing here applies: stdio and the static
 //! token serve everything to whoever may connect.
@@ -20,10 +21,12 @@ mod entitlements;
 mod limits;
 mod principal;
 mod tokens;
+mod vault;
 mod verdicts;
 
 pub(crate) use entitlements::{Item, Kind, Verdict};
 pub(crate) use limits::{LimitRefusal, Running};
 pub(crate) use principal::Principal;
 pub(crate) use tokens::ResourceServer;
+pub(crate) use vault::{Vault, routes as link_routes, unlink_in_store};
 pub(crate) use verdicts::{Access, Admitted, item, refusal_description, refused_because};

@@ -11,6 +11,7 @@ mod new;
 mod progress;
 mod registry;
 mod serve;
+mod unlink;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -150,6 +151,22 @@ enum Command {
         /// The path of the pair, without extension.
         name: PathBuf,
     },
+    /// Unlink a user's accounts from the token vault of a fleet (`[store]`): their next call
+    /// asks them to link again. (A user unlinks with `DELETE /link` and their own token.)
+    Unlink {
+        /// The arguments the fleet serves with (`--config`, `--http`, `--store`...).
+        #[command(flatten)]
+        serve: Box<ServeArgs>,
+        /// The user's issuer (`iss` of their access tokens).
+        #[arg(long)]
+        issuer: String,
+        /// The user's subject (`sub`).
+        #[arg(long)]
+        subject: String,
+        /// Only the account at this `[oauth_clients.NAME]` [default: all].
+        #[arg(long)]
+        client: Option<String>,
+    },
     /// Show what a plugin component exports (tools, resources, prompts) and imports.
     Inspect {
         /// The `.wasm` component.
@@ -220,6 +237,9 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Sign { reference, key, insecure }) => registry::sign(&reference, &key, &insecure).await,
         Some(Command::Keygen { name }) => registry::keygen(&name),
+        Some(Command::Unlink { serve, issuer, subject, client }) => {
+            unlink::run(*serve, &issuer, &subject, client.as_deref()).await
+        }
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {
             let options = EngineOptions { cache_dir, pooling, max_memory_bytes, copy_on_write };

@@ -83,6 +83,8 @@ pub(super) fn oauth_options(file: &ConfigFile, loopback: bool) -> Result<Option<
             introspection_cache_seconds,
             entitlements,
             limits: FileAuthLimits { concurrent_calls, calls_per_minute, burst },
+            // Reported by `vault.rs`, which names what needs [auth].
+            link: _,
         } = section;
         let set = resource.is_some()
             || audience.is_some()

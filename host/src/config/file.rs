@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow};
 use serde::Deserialize;
 use toml::Spanned;
 
-pub(crate) use self::credentials::{FileCredential, FileSecret};
+pub(crate) use self::credentials::{FileCredential, FileLink, FileOAuthClient, FileSecret};
 use crate::runtime::engine::CopyOnWrite;
 
 mod credentials;
@@ -47,6 +47,9 @@ pub(crate) struct FileConfig {
     /// `[secrets.NAME]`: values plugins never see, set on their requests by credentials.
     #[serde(default)]
     pub(crate) secrets: BTreeMap<String, Spanned<FileSecret>>,
+    /// `[oauth_clients.NAME]`: third parties where each user links an account of their own.
+    #[serde(default)]
+    pub(crate) oauth_clients: BTreeMap<String, Spanned<FileOAuthClient>>,
 }
 
 /// `[store]`: the state a fleet's replicas share (docs/fleet.md).
@@ -91,6 +94,8 @@ pub(crate) struct FileAuth {
     /// `[auth.limits]`: each principal's share of the server.
     #[serde(default)]
     pub(crate) limits: FileAuthLimits,
+    /// `[auth.link]`: how the token vault signs a link's opener in.
+    pub(crate) link: Option<Spanned<FileLink>>,
 }
 
 /// `[[auth.entitlements]]`: a scope (or a claim's value) and what it lets a principal use.

@@ -11,7 +11,7 @@
 //! - `tasks`: the task deadline, retention and limits;
 //! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name;
 //! - `secrets`: `[secrets.NAME]`, read and kept current (the credentials that use them are
-//!   read with their plugin's section).
+//!   read with their plugin's section); `vault`: the token vault's third parties and key.
 
 mod args;
 mod auth;
@@ -23,6 +23,7 @@ mod problems;
 mod secrets;
 mod store;
 mod tasks;
+mod vault;
 
 use std::path::PathBuf;
 
@@ -36,6 +37,7 @@ use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::{Problems, flag_limit, pick, spanned_limit};
 pub use secrets::Secrets;
+pub use vault::{Endpoints, OAuthClientOptions, VaultOptions, rendered};
 
 use crate::registry::cosign::PublicKey;
 use crate::registry::{Mirrors, OciRef, Trust, is_reference, lock_path};
@@ -102,6 +104,8 @@ pub struct Settings {
     pub replica: String,
     /// `[secrets.NAME]`, read; kept current by [`Secrets::watch`].
     pub secrets: Secrets,
+    /// The token vault's options (`[oauth_clients]`, `[auth.link]`), if any.
+    pub vault: Option<VaultOptions>,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -134,11 +138,19 @@ impl Settings {
         let tasks = tasks::task_settings(args, &mut problems);
         let secrets = secrets::secrets(&file, &mut problems);
         let plugin_configs = plugin::plugin_configs(&file, &secrets, &mut problems);
+        let vault = vault::vault_options(&file, &secrets, &mut problems);
         let max_message_bytes = problems.take(max_message_bytes(&file, args)).unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         let roots = roots(&file, args, &mut problems);
         let mut http = http::http_options(&file, args, max_message_bytes, &mut problems);
         let store = store::store_options(&file, args, &mut problems);
         let replica = store::replica_name(args, &mut problems);
+        if vault.is_some() && http.as_ref().is_none_or(|http| http.oauth.is_none()) {
+            problems.take::<()>(Err(anyhow!(
+                "{}: [auth.link], [oauth_clients] and `oauth` credentials need [auth] served over HTTP (--http): \
+                 without access tokens there are no users to link accounts for",
+                file.path.display()
+            )));
+        }
         // Named session ids wherever a load balancer may route by them: a fleet, or a replica
         // the operator named.
         if let Some(http) = &mut http
@@ -172,6 +184,7 @@ impl Settings {
             store,
             replica,
             secrets,
+            vault,
         })
     }
 }

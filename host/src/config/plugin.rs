@@ -142,7 +142,22 @@ fn credential(file: &ConfigFile, name: &str, entry: &FileCredential, secrets: &S
     let template = |text: &Spanned<String>, key: &str| {
         Template::parse(text.get_ref(), |secret| secrets.get(secret)).with_context(|| at(text.span(), key))
     };
-    let value = template(&entry.value, "value")?;
+    if let Some(client) = &entry.oauth {
+        if entry.header.is_some() || entry.query.is_some() || entry.basic_username.is_some() || entry.value.is_some() {
+            bail!(
+                "{}: `oauth` sets `Authorization: Bearer` itself: drop header, query, basic_username and value",
+                at(client.span(), "oauth")
+            );
+        }
+        if !file.config.oauth_clients.contains_key(client.get_ref()) {
+            bail!("{}: no [oauth_clients.{}] is configured", at(client.span(), "oauth"), client.get_ref());
+        }
+        let value = Template::bearer_of_linked(client.get_ref());
+        return Ok(Credential { origin, placement: Placement::Header(http::header::AUTHORIZATION), value });
+    }
+    let value =
+        entry.value.as_ref().ok_or_else(|| anyhow!("{}: needs `value` (or `oauth`)", at(entry.host.span(), "host")))?;
+    let value = template(value, "value")?;
     let placement = match (&entry.header, &entry.query, &entry.basic_username) {
         (Some(header), None, None) => {
             let parsed =

@@ -12,17 +12,21 @@
 //! (sorted sets of task ids by expiry: the count limits), `P:out` (a hash of each task's kept
 //! output: the output limits), `P:leases` (running tasks by the end of their owner's lease:
 //! the orphans to settle), `P:replica:OWNER` (presence), `P:catalog` (the catalog last
-//! announced); channels `P:changes` and `P:inbox:OWNER`.
+//! announced), `P:vault:...` (the token vault's sealed records: links opened once, each
+//! principal's linked accounts); channels `P:changes` and `P:inbox:OWNER`.
 //!
 //! - `tasks`: the [`TaskStore`](crate::runtime::tasks::TaskStore) in Redis;
 //! - `replica`: this replica's connection, presence and key names;
 //! - `connect`: joining the fleet and dispatching what arrives;
-//! - `changes`: list changes and resource updates between replicas.
+//! - `changes`: list changes and resource updates between replicas;
+//! - `vault`: the token vault's sealed records.
 
 mod changes;
 mod connect;
 mod replica;
 mod tasks;
+mod vault;
 
 pub use replica::{Fleet, StoreOptions};
 pub(crate) use tasks::RedisTasks;
+pub(crate) use vault::vault_delete_all;

@@ -22,6 +22,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
+use super::link::LinkFirst;
 use super::notify::{Notifier, pump};
 use super::observe::{self, Target};
 use super::request_state::Round;
@@ -280,8 +281,15 @@ impl Session {
         }
         let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let round =
+        let mut round =
             Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
+        // An account the caller must link first: asked before the plugin starts.
+        match self.link_first(&context, &catalog, &name, round.as_mut()).await? {
+            None => {}
+            Some(LinkFirst::Error(error)) => return Err(error),
+            Some(LinkFirst::Result(result)) => return Ok(CallToolResponse::from(result)),
+            Some(LinkFirst::Ask(questions)) => return Ok(CallToolResponse::InputRequired(questions)),
+        }
         if let Some((policy, plugin)) = catalog.task_policy(&name) {
             // extensions/tasks §Capability Negotiation: a task only for a request that declared
             // the extension (legacy sessions never can); a tool that must be one is refused.

@@ -26,6 +26,7 @@ mod events;
 mod gate;
 mod handler;
 mod health;
+mod link;
 mod lists;
 mod notify;
 mod observe;

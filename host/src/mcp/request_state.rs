@@ -69,6 +69,14 @@ impl Round {
         })
     }
 
+    /// Whether the client's new answers say `action` to the question `key`.
+    pub(crate) fn answered(&self, key: &str, action: &str) -> bool {
+        self.responses
+            .as_ref()
+            .and_then(|responses| responses.get(key))
+            .is_some_and(|answer| answer["action"] == action)
+    }
+
     /// A round of `method` on `target` with `arguments` (canonical JSON text), with the
     /// client's `requestState` and `inputResponses`.
     fn new(

@@ -12,9 +12,10 @@ use super::convert;
 use super::health::Health;
 use super::request_state::StateKeys;
 use super::tasks::Tasks;
-use crate::access::Access;
+use crate::access::{Access, Principal, Vault};
 use crate::config::Settings;
 use crate::fleet::Fleet;
+use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::{Catalog, LiveCatalog};
 
@@ -93,6 +94,8 @@ pub struct McpState {
     pub(crate) access: Option<Access>,
     /// Readiness, and the fleet this replica belongs to.
     pub(crate) health: Health,
+    /// Each principal's linked accounts (`[oauth_clients]`), if configured.
+    pub(crate) vault: Option<Arc<Vault>>,
 }
 
 impl McpState {
@@ -112,6 +115,7 @@ impl McpState {
         let allowed = settings.roots.clone();
         let operator_grants = roots::operator_grants(&allowed).into();
         let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
+        let vault = settings.vault.clone().map(|options| Vault::new(options, fleet.clone())).transpose()?;
         Ok(Arc::new(McpState {
             live,
             allowed,
@@ -123,7 +127,13 @@ impl McpState {
             tasks: Arc::new(Tasks::new(settings.tasks, fleet.as_ref())?),
             access: oauth.map(Access::new),
             health: Health::new(failed_plugins, fleet),
+            vault,
         }))
+    }
+
+    /// The linked accounts of `principal`, for its calls' credentials.
+    pub(crate) fn linked(&self, principal: Option<&Arc<Principal>>) -> Option<Arc<dyn LinkedAccounts>> {
+        Some(self.vault.as_ref()?.linked(principal?))
     }
 
     /// The catalog served now; a request keeps the one it started with.

@@ -183,8 +183,17 @@ impl Server {
 
     /// [`Server::start_http`] with extra environment variables for mcpbox itself.
     pub fn start_http_with_env<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> (Server, String) {
+        Server::start_http_at(args, env, "127.0.0.1:0")
+    }
+
+    /// [`Server::start_http_with_env`] listening at `address`.
+    pub fn start_http_at<S: AsRef<std::ffi::OsStr>>(
+        args: &[S],
+        env: &[(&str, &str)],
+        address: &str,
+    ) -> (Server, String) {
         let mut all: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
-        all.extend(["--http".into(), "127.0.0.1:0".into()]);
+        all.extend(["--http".into(), address.into()]);
         let server = Server::start_with_env(&all, env);
         let end = Instant::now() + WAIT;
         loop {

@@ -132,6 +132,16 @@ impl ResourceServer {
         Ok(principal)
     }
 
+    /// This server's resource identifier.
+    pub(crate) fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The scopes it announces.
+    pub(crate) fn scopes_supported(&self) -> &[String] {
+        &self.scopes_supported
+    }
+
     /// The Protected Resource Metadata document (RFC 9728 §2).
     pub(crate) fn metadata(&self) -> Value {
         let mut document = json!({

@@ -112,6 +112,7 @@ impl Session {
             output_hold: None,
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
+            linked: self.state.linked(principal.as_ref()),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();

@@ -70,6 +70,9 @@ pub async fn serve(
         Some(oauth) => Some(Arc::new(ResourceServer::new(oauth, &format!("{scheme}://{local}{}", options.path))?)),
         None => None,
     };
+    if let (Some(vault), Some(oauth)) = (&state.vault, &oauth) {
+        vault.serve_at(oauth.clone());
+    }
     let admission = Arc::new(Admission::new(&hosts, &origins, options.auth_token.clone(), oauth.clone()));
     // rmcp checks Host and Origin again behind `guard.rs`, with the same lists.
     let config = StreamableHttpServerConfig::default()
@@ -128,6 +131,11 @@ pub async fn serve(
         .route_layer(middleware::from_fn_with_state(admission, guard::admit))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz).with_state(state.clone()));
+    // The token vault's links are opened by a browser, without a bearer token; each checks
+    // what it needs itself (access/vault/links.rs).
+    if let Some(vault) = &state.vault {
+        app = app.merge(crate::access::link_routes(vault.clone()));
+    }
     // Protected Resource Metadata is public: a client reads it to learn where to get a token.
     if let Some(oauth) = oauth {
         let document = oauth.metadata().to_string();

@@ -131,6 +131,11 @@ impl Catalog {
         self.tools.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.tools[i])
     }
 
+    /// The plugin that serves the tool `name`.
+    pub(crate) fn tool_plugin(&self, name: &str) -> Option<&Arc<Plugin>> {
+        self.plugins.get(self.tool(name)?.plugin)
+    }
+
     /// How the tool served as `name` may run as a task, and its plugin; `None` if it may not.
     pub(crate) fn task_policy(&self, name: &str) -> Option<(ToolTasks, &Arc<Plugin>)> {
         let entry = self.tool(name)?;

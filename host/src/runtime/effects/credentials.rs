@@ -17,37 +17,70 @@ use wasmtime_wasi_http::WasiBody;
 use zeroize::Zeroizing;
 
 use super::redaction::Reflections;
-use crate::runtime::grants::credentials::{Credential, Placement};
+use crate::runtime::grants::credentials::{Credential, LinkedAccounts, LinkedTokens, Placement};
 
 /// A credential that could not be set: the request is not sent. Names the credential, never a
 /// value.
 pub(crate) struct Unsendable(pub(crate) String);
 
-/// Sets every credential of `credentials` that belongs to `scheme://host:port` on `request`;
-/// the forms to mask in the response, or `None` when none applied.
+/// Whether `credential` goes on a request to `scheme://host:port`.
+fn applies(credential: &Credential, (scheme, host, port): (&str, &str, u16)) -> bool {
+    credential.applies_to(scheme, host, port) || crate::switched_off!("credentials.origin-scoped")
+}
+
+/// The caller's access tokens the credentials for this origin need, from its linked accounts
+/// (the token vault); a missing one stops the request, naming the OAuth client.
+pub(crate) async fn linked_tokens(
+    credentials: &[Arc<Credential>],
+    origin: (&str, &str, u16),
+    linked: Option<&dyn LinkedAccounts>,
+) -> Result<LinkedTokens, Unsendable> {
+    let mut tokens = LinkedTokens::new();
+    for credential in credentials.iter().filter(|c| applies(c, origin)) {
+        for client in credential.value.linked_clients() {
+            if tokens.contains_key(client) {
+                continue;
+            }
+            let linked = linked.ok_or_else(|| {
+                Unsendable(format!("the credential ({}) needs a caller with linked accounts", credential.describe()))
+            })?;
+            let token = linked.access_token(client).await.map_err(Unsendable)?;
+            tokens.insert(client.to_owned(), token);
+        }
+    }
+    Ok(tokens)
+}
+
+/// Sets every credential of `credentials` that belongs to `scheme://host:port` on `request`,
+/// with the caller's `linked` tokens; the forms to mask in the response, or `None` when none
+/// applied.
 pub(crate) fn inject(
     credentials: &[Arc<Credential>],
-    (scheme, host, port): (&str, &str, u16),
+    origin: (&str, &str, u16),
     request: &mut http::Request<WasiBody>,
+    linked: &LinkedTokens,
 ) -> Result<Option<Reflections>, Unsendable> {
     let mut reflections = Reflections::default();
     let mut applied = false;
     for credential in credentials {
-        if !credential.applies_to(scheme, host, port) && !crate::switched_off!("credentials.origin-scoped") {
+        if !applies(credential, origin) {
             continue;
         }
         applied = true;
         for secret in credential.secrets() {
             reflections.add(&secret.value());
         }
-        let value = credential.value.render();
+        for client in credential.value.linked_clients() {
+            reflections.add(linked.get(client).map_or(&[][..], |t| &t[..]));
+        }
+        let value = credential.value.render(linked);
         reflections.add(&value);
         match &credential.placement {
             Placement::Header(name) => {
                 set_header(request, name.clone(), &value, credential)?;
             }
             Placement::Basic { username } => {
-                let mut pair = username.render();
+                let mut pair = username.render(linked);
                 pair.push(b':');
                 pair.extend_from_slice(&value);
                 let encoded = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(&*pair));

@@ -21,6 +21,7 @@ use super::credentials::{self, Unsendable};
 use super::redaction::{Coding, Redacting, Reflections};
 use crate::runtime::effects::special_purpose::refusal;
 use crate::runtime::grants::address::split_host_port;
+use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::policy::NetworkPolicy;
 
 /// Connecting (DNS, TCP, TLS) gets this long unless the guest asks for less.
@@ -38,6 +39,8 @@ pub struct NetworkAccess {
     pub denials: Arc<AtomicUsize>,
     /// Where refusals are reported, as the call's sandbox hands it.
     pub reports: Arc<Reports>,
+    /// The caller's linked accounts, for credentials that send its own token.
+    pub linked: Option<Arc<dyn LinkedAccounts>>,
 }
 
 /// How a refused request is reported, handed in by the call's sandbox (this room knows no
@@ -72,6 +75,7 @@ impl WasiHttpHooks for NetworkAccess {
         let policy = self.policy.clone();
         let denials = self.denials.clone();
         let reports = self.reports.clone();
+        let linked = self.linked.clone();
         Box::new(async move {
             let url = request.uri().to_string();
             let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
@@ -94,11 +98,18 @@ impl WasiHttpHooks for NetworkAccess {
             // After the log line: the URL logged is the plugin's, without a credential.
             let mut request = request;
             let credentials = policy.as_deref().map_or(&[][..], |policy| &policy.credentials[..]);
-            let reflections = match credentials::inject(credentials, target.origin(), &mut request) {
+            let injected = match credentials::linked_tokens(credentials, target.origin(), linked.as_deref()).await {
+                Ok(tokens) => credentials::inject(credentials, target.origin(), &mut request, &tokens),
+                Err(unsendable) => Err(unsendable),
+            };
+            let reflections = match injected {
                 Ok(reflections) => reflections,
                 Err(Unsendable(why)) => {
                     if (reports.log_line)(why.len()) {
                         tracing::warn!(%plugin, "did not send an HTTP request: {why}");
+                    }
+                    if let Some(warn_client) = &reports.warn_client {
+                        warn_client(format!("mcpbox did not send plugin `{plugin}`'s request: {why}"));
                     }
                     return Err(HttpError::HttpRequestDenied);
                 }

@@ -5,7 +5,10 @@
 //! wiped when dropped and never printed: `Debug` and [`Credential::describe`] name secrets, never
 //! their values.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 
@@ -94,7 +97,23 @@ pub struct Template {
 enum Part {
     Text(String),
     Secret(Arc<Secret>),
+    /// The access token of the caller's own account at this OAuth client (a token vault).
+    Linked(String),
 }
+
+/// The access tokens of the caller's linked accounts a request needs, by OAuth client.
+pub(crate) type LinkedTokens = HashMap<String, Zeroizing<Vec<u8>>>;
+
+/// The caller's accounts at third parties (`[oauth_clients.NAME]`), as the token vault keeps
+/// them: handed to a call by the protocol layer, bound to the call's principal.
+pub trait LinkedAccounts: Send + Sync {
+    /// The current access token of the caller's account at `client` (refreshed first when it
+    /// is about to expire), or why there is none, naming the client and never a value.
+    fn access_token<'a>(&'a self, client: &'a str) -> TokenFuture<'a>;
+}
+
+/// What [`LinkedAccounts::access_token`] returns.
+pub type TokenFuture<'a> = Pin<Box<dyn Future<Output = Result<Zeroizing<Vec<u8>>, String>> + Send + 'a>>;
 
 impl Template {
     /// Parses `text`, looking each `{secrets.NAME}` up; an unknown name is an error naming it.
@@ -132,23 +151,39 @@ impl Template {
         Ok(Template { parts })
     }
 
-    /// The value with each secret's current bytes, wiped when dropped.
-    pub(crate) fn render(&self) -> Zeroizing<Vec<u8>> {
+    /// `Bearer ` and the caller's access token at `client`.
+    pub fn bearer_of_linked(client: &str) -> Template {
+        Template { parts: vec![Part::Text("Bearer ".into()), Part::Linked(client.to_owned())] }
+    }
+
+    /// The value with each secret's current bytes and the caller's tokens in `linked`, wiped
+    /// when dropped; a linked token not in `linked` renders as nothing (the request is not
+    /// sent: `effects/credentials.rs` fetches every one first).
+    pub(crate) fn render(&self, linked: &LinkedTokens) -> Zeroizing<Vec<u8>> {
         let mut value = Zeroizing::new(Vec::new());
         for part in &self.parts {
             match part {
                 Part::Text(text) => value.extend_from_slice(text.as_bytes()),
                 Part::Secret(secret) => value.extend_from_slice(&secret.value()),
+                Part::Linked(client) => value.extend_from_slice(linked.get(client).map_or(&[][..], |t| &t[..])),
             }
         }
         value
+    }
+
+    /// The OAuth clients whose linked tokens it holds.
+    pub fn linked_clients(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::Linked(client) => Some(client.as_str()),
+            _ => None,
+        })
     }
 
     /// The secrets it holds.
     pub fn secrets(&self) -> impl Iterator<Item = &Arc<Secret>> {
         self.parts.iter().filter_map(|part| match part {
             Part::Secret(secret) => Some(secret),
-            Part::Text(_) => None,
+            Part::Text(_) | Part::Linked(_) => None,
         })
     }
 }
@@ -197,7 +232,12 @@ impl Credential {
         };
         let mut secrets: Vec<String> = self.secrets().map(|s| format!("`{}`", s.name())).collect();
         secrets.dedup();
-        let from = if secrets.is_empty() { "no secret".to_owned() } else { format!("secrets {}", secrets.join(", ")) };
+        let linked: Vec<String> = self.value.linked_clients().map(|c| format!("`{c}`")).collect();
+        let from = match (secrets.is_empty(), linked.is_empty()) {
+            (_, false) => format!("each caller's own account at {}", linked.join(", ")),
+            (true, true) => "no secret".to_owned(),
+            (false, true) => format!("secrets {}", secrets.join(", ")),
+        };
         format!("{place} for {} ({from})", self.origin)
     }
 }
@@ -221,9 +261,9 @@ mod tests {
         let github = secret("github", "ghp_first");
         let lookup = |name: &str| (name == "github").then(|| github.clone());
         let template = Template::parse("Bearer {secrets.github} {{x}}", lookup).unwrap();
-        assert_eq!(&**template.render(), b"Bearer ghp_first {x}");
+        assert_eq!(&**template.render(&LinkedTokens::new()), b"Bearer ghp_first {x}");
         github.replace(Zeroizing::new(b"ghp_second".to_vec()));
-        assert_eq!(&**template.render(), b"Bearer ghp_second {x}");
+        assert_eq!(&**template.render(&LinkedTokens::new()), b"Bearer ghp_second {x}");
         for bad in ["{secrets.jira}", "{env.HOME}", "Bearer {secrets.github", "}"] {
             assert!(Template::parse(bad, lookup).is_err(), "{bad}");
         }

@@ -53,6 +53,21 @@ impl Default for Policy {
     }
 }
 
+impl Policy {
+    /// The OAuth clients whose linked accounts its credentials send (the token vault's).
+    pub fn linked_clients(&self) -> Vec<String> {
+        let mut clients: Vec<String> = self
+            .network
+            .iter()
+            .flat_map(|network| network.credentials.iter())
+            .flat_map(|credential| credential.value.linked_clients().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
+        clients.sort();
+        clients.dedup();
+        clients
+    }
+}
+
 /// A directory granted to one plugin.
 #[derive(Debug, Clone)]
 pub struct PluginDir {

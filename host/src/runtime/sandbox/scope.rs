@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::engine::bindings::types;
+use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::Grant;
 use crate::runtime::sandbox::budget::OutputHold;
 
@@ -140,6 +141,9 @@ pub struct CallScope {
     /// Who the call is made for, if the request was authorized with an access token; the
     /// plugin learns it only where the operator allows (`Policy::caller`).
     pub caller: Option<Arc<Caller>>,
+    /// The caller's linked accounts (the token vault, bound to its principal), for the
+    /// credentials that use them; `None`: no vault or no principal.
+    pub linked: Option<Arc<dyn LinkedAccounts>>,
 }
 
 /// An authenticated principal, as the protocol layer vouches for it (never its token).

@@ -109,6 +109,7 @@ impl StoreBuilder<'_> {
                 policy: policy.network.clone(),
                 denials: Arc::default(),
                 reports: Arc::new(network_reports(stderr, &scope)),
+                linked: scope.linked.clone(),
             },
             limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0 },
             plugin: plugin.clone(),

@@ -1,0 +1,112 @@
+//! A call of a plugin that sends each caller's own token (`oauth` credentials) when the caller
+//! has not linked that account yet: mcpbox asks the user to, with a URL-mode elicitation
+//! pointing at its own link (`access/vault/links.rs`), before the plugin starts.
+//!
+//! - 2025-11-25 clients that declare URL elicitation get `URLElicitationRequiredError`
+//!   (`client/elicitation` §URL Elicitation Required Error, code -32042) and retry;
+//! - 2026-07-28 requests get an `InputRequiredResult` with the elicitation under a key of
+//!   mcpbox's own (`mcpbox.link.CLIENT`, sealed in `requestState` like a plugin's questions);
+//!   the retry that accepts it waits (basic §Multi round-trip: "it may need to block until the
+//!   request is fulfilled") up to [`LINK_WAIT`] for the account, then asks again;
+//! - any other client gets an `isError` result naming the link, for its user to open.
+
+use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorCode, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::json;
+
+use super::era::Era;
+use super::request_state::Round;
+use super::session::Session;
+use crate::runtime::Catalog;
+
+/// How long a 2026-07-28 retry that accepted the link waits for the account.
+const LINK_WAIT: Duration = Duration::from_secs(60);
+
+/// What a call that needs a link answers instead of running.
+pub(crate) enum LinkFirst {
+    Error(McpError),
+    Result(CallToolResult),
+    Ask(InputRequiredResult),
+}
+
+/// The input key of mcpbox's own question for `client`'s link.
+fn question_key(client: &str) -> String {
+    format!("mcpbox.link.{client}")
+}
+
+impl Session {
+    /// `None` when the plugin behind tool `name` needs no account the caller has not linked.
+    pub(crate) async fn link_first(
+        &self,
+        context: &RequestContext<RoleServer>,
+        catalog: &Catalog,
+        name: &str,
+        round: Option<&mut Round>,
+    ) -> Result<Option<LinkFirst>, McpError> {
+        let (Some(vault), Some(plugin)) = (&self.state.vault, catalog.tool_plugin(name)) else { return Ok(None) };
+        let clients = plugin.policy.linked_clients();
+        if clients.is_empty() {
+            return Ok(None);
+        }
+        let Some(principal) = self.principal(context) else {
+            let why = format!("`{name}` sends each caller's own token and needs a signed-in caller ([auth])");
+            return Ok(Some(LinkFirst::Error(McpError::invalid_request(why, None))));
+        };
+        let unavailable =
+            |why: String| McpError::internal_error(format!("the token vault is unavailable: {why}"), None);
+        let mut missing = vault.missing(&principal, &clients).await.map_err(unavailable)?;
+        let era = Era::of(context);
+        if era.is_modern() {
+            let accepted =
+                round.as_ref().is_some_and(|r| missing.iter().any(|c| r.answered(&question_key(c), "accept")));
+            let until = Instant::now() + LINK_WAIT;
+            while accepted && !missing.is_empty() && Instant::now() < until && !context.ct.is_cancelled() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                missing = vault.missing(&principal, &clients).await.map_err(unavailable)?;
+            }
+        }
+        let Some(client) = missing.first() else { return Ok(None) };
+        let (id, url) = vault.new_link(&principal, client).await.map_err(unavailable)?;
+        let message = format!(
+            "`{name}` calls a service with your own account at `{client}`, which is not linked yet: open the link, \
+             sign in, and allow it; then call again."
+        );
+        if era.is_modern() {
+            let Some(round) = round else { return Ok(Some(LinkFirst::Result(error_result(&message, &url)))) };
+            let request = json!({ "method": "elicitation/create",
+                "params": { "mode": "url", "message": message, "url": url, "elicitationId": id } });
+            let request: InputRequest = serde_json::from_value(request)
+                .map_err(|e| McpError::internal_error(format!("cannot word the link question: {e}"), None))?;
+            let mut questions =
+                InputRequiredResult::from_input_requests(InputRequests::from([(question_key(client), request)]));
+            round.principal = Some(principal.key().to_owned());
+            questions.request_state = Some(self.state.state_keys.seal(round, &InputResponses::new(), None)?);
+            return Ok(Some(LinkFirst::Ask(questions)));
+        }
+        let url_elicitation = context
+            .peer
+            .peer_info()
+            .and_then(|info| info.capabilities.elicitation.as_ref().map(|e| e.url.is_some()))
+            .unwrap_or(false);
+        if url_elicitation {
+            let data =
+                json!({ "elicitations": [{ "mode": "url", "elicitationId": id, "url": url, "message": message }] });
+            return Ok(Some(LinkFirst::Error(McpError::new(
+                ErrorCode(-32042),
+                format!("{message} {url}"),
+                Some(data),
+            ))));
+        }
+        Ok(Some(LinkFirst::Result(error_result(&message, &url))))
+    }
+}
+
+/// The answer to a client that cannot open a URL itself: the link, for its user.
+fn error_result(message: &str, url: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("{message} Link: {url}"))])
+}
