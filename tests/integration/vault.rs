@@ -167,6 +167,7 @@ fn each_user_links_an_account_of_their_own_and_their_calls_carry_only_its_token(
     let arguments = json!({ "url": format!("{}/whoami", api.origin()) }).to_string();
     let plain = link_flow(&["call", &url, &ada, "net.fetch", &arguments, "plain"]);
     assert_eq!(plain["how"], "isError", "{plain}");
+    assert_eq!(plain["link"], link.as_str(), "a link not opened yet is given again, not a new one per call");
     assert!(api.seen().is_empty(), "the plugin ran before the account was linked: {:?}", api.seen());
 
     // Ada's link opened by a browser signed in as Bob: refused, nothing linked, link used up.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
-use super::oauth::{self, Endpoints};
+use super::oauth::{self, Endpoints, Refusal};
 use super::sealed::Sealed;
 use crate::access::{Principal, ResourceServer};
 use crate::config::{Endpoints as Configured, OAuthClientOptions, VaultOptions, rendered};
@@ -170,13 +170,23 @@ impl Vault {
         Ok(missing)
     }
 
-    /// A new single-use link for `principal` to link its account at `client`: its id and URL.
+    /// A single-use link for `principal` to link its account at `client`: its id and URL. A
+    /// link not opened yet is given again, so that a client calling in a loop holds one link
+    /// per account, not one per call.
     pub(crate) async fn new_link(&self, principal: &Principal, client: &str) -> Result<(String, String), String> {
         self.client(client)?;
+        let who = Who::of(principal);
+        let pending = format!("pending:{client}:{}", who.digest());
+        if let Some(id) = self.sealed.get(&pending, false).await?
+            && let Ok(id) = std::str::from_utf8(&id)
+            && self.sealed.get(&format!("link:{id}"), false).await?.is_some()
+        {
+            return Ok((id.to_owned(), format!("{}/link/{id}", self.base()?)));
+        }
         let id = self.sealed.random_id();
-        let link = Link { who: Who::of(principal), client: client.to_owned() };
-        let record = serde_json::to_vec(&link).map_err(|e| e.to_string())?;
+        let record = serde_json::to_vec(&Link { who, client: client.to_owned() }).map_err(|e| e.to_string())?;
         self.sealed.put(&format!("link:{id}"), &record, Some(LINK_LIFETIME)).await?;
+        self.sealed.put(&pending, id.as_bytes(), Some(LINK_LIFETIME)).await?;
         Ok((id.clone(), format!("{}/link/{id}", self.base()?)))
     }
 
@@ -232,7 +242,12 @@ impl Vault {
                 tracing::info!(client, "refreshed a linked account's token");
                 Ok(access)
             }
-            Err(why) => {
+            // Not reached: the account stays, and the next request tries again.
+            Err(Refusal::Unreachable(why)) => {
+                tracing::warn!(client, "cannot refresh a linked account's token now: {why}");
+                Err(format!("the caller's account at `{client}` is unavailable: its token expired and {why}"))
+            }
+            Err(Refusal::Refused(why)) => {
                 self.sealed.delete(&name).await?;
                 tracing::warn!(client, "dropped a linked account whose token could not be refreshed: {why}");
                 Err(format!(
@@ -242,10 +257,10 @@ impl Vault {
         }
     }
 
-    async fn refresh(&self, client: &str, account: &Account) -> Result<oauth::Tokens, String> {
-        let refresh = account.refresh.as_deref().ok_or("no refresh token")?;
-        let options = self.client(client)?;
-        let endpoints = self.endpoints(client, &options.endpoints).await?;
+    async fn refresh(&self, client: &str, account: &Account) -> Result<oauth::Tokens, Refusal> {
+        let refresh = account.refresh.as_deref().ok_or_else(|| Refusal::Refused("no refresh token".to_owned()))?;
+        let options = self.client(client).map_err(Refusal::Refused)?;
+        let endpoints = self.endpoints(client, &options.endpoints).await.map_err(Refusal::Unreachable)?;
         let secret = options.client_secret.as_deref().map(rendered);
         oauth::token_request(
             &self.http,

@@ -174,7 +174,7 @@ async fn signed_in(State(vault): State<Arc<Vault>>, Query(query): Query<Callback
     .await;
     let tokens = match tokens {
         Ok(tokens) => tokens,
-        Err(why) => return unavailable(&why),
+        Err(why) => return unavailable(&why.to_string()),
     };
     let mut headers = HeaderMap::new();
     let Ok(bearer) = HeaderValue::from_str(&format!("Bearer {}", &*tokens.access)) else {
@@ -255,7 +255,7 @@ async fn callback(State(vault): State<Arc<Vault>>, Query(query): Query<Callback>
     .await;
     let tokens = match tokens {
         Ok(tokens) => tokens,
-        Err(why) => return unavailable(&why),
+        Err(why) => return unavailable(&why.to_string()),
     };
     if let Err(why) = vault.keep(&authorize.who, &authorize.client, tokens).await {
         return unavailable(&why);

@@ -89,6 +89,28 @@ pub(crate) struct Tokens {
     pub(crate) expires_in: Option<u64>,
 }
 
+/// Why a token request gave no token.
+pub(crate) enum Refusal {
+    /// The endpoint did not answer (or not as a token endpoint): worth trying again later.
+    Unreachable(String),
+    /// It answered with an error (`invalid_grant`...): the grant is dead.
+    Refused(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Unreachable(why) | Refusal::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<Refusal> for String {
+    fn from(refusal: Refusal) -> String {
+        refusal.to_string()
+    }
+}
+
 /// A token request (`form`: the grant's parameters) as `client_id` with `secret`.
 pub(crate) async fn token_request(
     http: &reqwest::Client,
@@ -96,7 +118,7 @@ pub(crate) async fn token_request(
     client_id: &str,
     secret: Option<&[u8]>,
     form: &[(&str, &str)],
-) -> Result<Tokens, String> {
+) -> Result<Tokens, Refusal> {
     #[derive(Deserialize)]
     struct Answer {
         access_token: Option<String>,
@@ -125,22 +147,23 @@ pub(crate) async fn token_request(
         .body(body.to_string())
         .send()
         .await
-        .map_err(|e| format!("the token endpoint {endpoint} did not answer: {}", e.without_url()))?;
+        .map_err(|e| {
+            Refusal::Unreachable(format!("the token endpoint {endpoint} did not answer: {}", e.without_url()))
+        })?;
     let status = response.status();
-    let answer: Answer = response
-        .json()
-        .await
-        .map_err(|_| format!("the token endpoint {endpoint} answered HTTP {status} without a token response"))?;
+    let answer: Answer = response.json().await.map_err(|_| {
+        Refusal::Unreachable(format!("the token endpoint {endpoint} answered HTTP {status} without a token response"))
+    })?;
     match (answer.access_token, answer.error) {
         (Some(access), None) if status.is_success() => Ok(Tokens {
             access: Zeroizing::new(access),
             refresh: answer.refresh_token.map(Zeroizing::new),
             expires_in: answer.expires_in,
         }),
-        (_, error) => Err(format!(
+        (_, error) => Err(Refusal::Refused(format!(
             "the token endpoint {endpoint} refused: {} (HTTP {status})",
             error.as_deref().unwrap_or("no error code")
-        )),
+        ))),
     }
 }
 
