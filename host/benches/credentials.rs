@@ -37,6 +37,16 @@ async fn api() -> String {
     format!("http://{address}")
 }
 
+/// A server stopped when dropped, also when the benchmark panics.
+struct Stopped(Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A release mcpbox serving the `net` fixture under `config`; and its URL.
 fn mcpbox(root: &Path, config: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
@@ -100,7 +110,7 @@ fn main() {
         let config = dir.path().join(format!("{}.toml", targets.len()));
         std::fs::write(&config, text).unwrap();
         let (child, url) = mcpbox(&root, &config);
-        servers.push(child);
+        servers.push(Stopped(child));
         targets.push((name, url));
     }
     println!("net.fetch of a local API, stateless over Streamable HTTP, 1 in flight, without and with a credential");
@@ -133,8 +143,5 @@ fn main() {
             );
         }
     }
-    for mut server in servers {
-        let _ = server.kill();
-        let _ = server.wait();
-    }
+    drop(servers);
 }

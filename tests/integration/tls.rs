@@ -88,6 +88,45 @@ async fn https_serves_and_a_renewed_certificate_is_picked_up_without_a_restart()
     assert!(list_tools(&trusting(first), &url).await.is_err());
 }
 
+/// cert-manager's way: the pair in a Kubernetes secret volume, `tls.crt` and `tls.key` links
+/// through `..data`, which the kubelet swaps for a new directory when the certificate renews.
+#[tokio::test]
+async fn a_certificate_in_a_kubernetes_secret_volume_is_picked_up_when_it_is_rotated() {
+    let dir = temp_dir();
+    let volume = dir.path().join("tls");
+    let swap_in = |name: &str| {
+        let version = volume.join(format!("..{name}"));
+        std::fs::create_dir_all(&version).unwrap();
+        std::fs::copy(dir.path().join(format!("{name}.crt")), version.join("tls.crt")).unwrap();
+        std::fs::copy(dir.path().join(format!("{name}.key")), version.join("tls.key")).unwrap();
+        std::os::unix::fs::symlink(format!("..{name}"), volume.join("..data_tmp")).unwrap();
+        std::fs::rename(volume.join("..data_tmp"), volume.join("..data")).unwrap();
+    };
+    let first = certificate(dir.path(), "first");
+    swap_in("first");
+    for file in ["tls.crt", "tls.key"] {
+        std::os::unix::fs::symlink(format!("..data/{file}"), volume.join(file)).unwrap();
+    }
+    let (cert, key) = (volume.join("tls.crt"), volume.join("tls.key"));
+    let (server, url) = Server::start_http(&[
+        fixture("conformance").as_os_str(),
+        "--tls-cert".as_ref(),
+        cert.as_os_str(),
+        "--tls-key".as_ref(),
+        key.as_os_str(),
+    ]);
+    assert_eq!(list_tools(&trusting(first.clone()), &url).await.unwrap(), 200);
+    let second = certificate(dir.path(), "second");
+    swap_in("second");
+    assert!(server.wait_for_log("TLS certificate reloaded", Duration::from_secs(10)), "{}", server.stderr());
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while list_tools(&trusting(second.clone()), &url).await.is_err() {
+        assert!(Instant::now() < deadline, "the rotated certificate was not picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(list_tools(&trusting(first), &url).await.is_err());
+}
+
 #[test]
 fn auth_off_loopback_needs_tls_or_a_proxy_in_front() {
     let config =

@@ -37,6 +37,7 @@ use file::ConfigFile;
 pub use http::HttpOptions;
 use problems::{Problems, flag_limit, pick, spanned_limit};
 pub use secrets::Secrets;
+pub(crate) use secrets::in_dir_of;
 pub use vault::{Endpoints, OAuthClientOptions, VaultOptions, rendered};
 
 use crate::registry::cosign::PublicKey;

@@ -80,8 +80,9 @@ fn dir_or_here(dir: &Path) -> PathBuf {
     if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir.to_owned() }
 }
 
-/// Whether an event's path is in the directory of `watched` (events name absolute paths).
-fn in_dir_of(event: &Path, watched: &Path) -> bool {
+/// Whether an event's path is in the directory of `watched` (events name absolute paths): how
+/// a watcher of a file learns of a Kubernetes volume's `..data` swap beside it.
+pub(crate) fn in_dir_of(event: &Path, watched: &Path) -> bool {
     let dir = |path: &Path| path.parent().map(dir_or_here).and_then(|dir| std::path::absolute(dir).ok());
     event
         .parent()

@@ -20,6 +20,8 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::server::TlsStream;
 
+use crate::config::in_dir_of;
+
 /// How long a client has to finish its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections that finished their handshake and wait for the server to take them.
@@ -43,13 +45,21 @@ impl Tls {
     pub(crate) fn watch(&self) -> Result<Debouncer<notify_debouncer_mini::notify::RecommendedWatcher>> {
         let (cert, key, current) = (self.cert.clone(), self.key.clone(), self.current.clone());
         let watched = [cert.clone(), key.clone()];
+        let mut loaded = pair_digest(&cert, &key);
         let mut debouncer = new_debouncer(Duration::from_millis(200), move |events: DebounceEventResult| {
             let Ok(events) = events else { return };
-            if !events.iter().any(|e| watched.iter().any(|w| same_file(&e.path, w))) {
+            // Any change beside the files (a Kubernetes secret volume swaps a `..data` symlink
+            // there, and the files' own paths see no event); read again only if they changed.
+            if !events.iter().any(|e| watched.iter().any(|w| in_dir_of(&e.path, w))) {
+                return;
+            }
+            let now = pair_digest(&cert, &key);
+            if now == loaded {
                 return;
             }
             match server_config(&cert, &key) {
                 Ok(config) => {
+                    loaded = now;
                     if !crate::switched_off!("tls.renewed-certificate") {
                         *current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(config);
                     }
@@ -160,7 +170,11 @@ fn dir_or_here(dir: &Path) -> PathBuf {
     if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir.to_owned() }
 }
 
-/// Whether an event's path is `watched` (events name absolute paths).
-fn same_file(event: &Path, watched: &Path) -> bool {
-    event == watched || std::path::absolute(watched).is_ok_and(|absolute| event == absolute)
+/// A digest of the pair's bytes as they are now (`None`: unreadable), to tell a change.
+fn pair_digest(cert: &Path, key: &Path) -> Option<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    digest.update(std::fs::read(cert).ok()?);
+    digest.update(std::fs::read(key).ok()?);
+    Some(digest.finalize().into())
 }
