@@ -12,15 +12,19 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "common/echo_load.rs"]
+#[expect(dead_code, reason = "shared with the echo benchmarks; this one starts servers with it only")]
+mod echo_load;
 #[path = "common/http_client.rs"]
 #[expect(dead_code, reason = "shared with the benchmarks that open legacy sessions; this one opens none")]
 mod http_client;
-use http_client::{MODERN_META, post, served_url};
+use echo_load::mcpbox_with;
+use http_client::{MODERN_META, post};
 
 const REPETITIONS: usize = 5;
 
@@ -45,22 +49,6 @@ impl Drop for Stopped {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// A release mcpbox serving the `net` fixture under `config`; and its URL.
-fn mcpbox(root: &Path, config: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(config)
-        .env("MCPBOX_CACHE_DIR", root.join("target/bench-compile-cache"))
-        .env("MCPBOX_LOG", "info,rmcp=warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let url = served_url(&mut child);
-    (child, url)
 }
 
 /// Median latency of calls fetching `target` for `seconds`.
@@ -109,7 +97,8 @@ fn main() {
     for (name, text) in [("no credential", base), ("a header credential", credential)] {
         let config = dir.path().join(format!("{}.toml", targets.len()));
         std::fs::write(&config, text).unwrap();
-        let (child, url) = mcpbox(&root, &config);
+        // (It serves the echo benchmarks' `chaos` beside `net`: not called here.)
+        let (child, url) = mcpbox_with(&root, &["--config".into(), config.into()]);
         servers.push(Stopped(child));
         targets.push((name, url));
     }

@@ -33,6 +33,17 @@ fn certificate(dir: &Path, name: &str) -> reqwest::Certificate {
     reqwest::Certificate::from_pem(&std::fs::read(&cert).unwrap()).unwrap()
 }
 
+/// mcpbox serving the conformance plugin over HTTPS with this pair; its URL.
+fn serve_tls(cert: &Path, key: &Path) -> (Server, String) {
+    Server::start_http(&[
+        fixture("conformance").as_os_str(),
+        "--tls-cert".as_ref(),
+        cert.as_os_str(),
+        "--tls-key".as_ref(),
+        key.as_os_str(),
+    ])
+}
+
 /// A client that trusts `only` this certificate.
 fn trusting(only: reqwest::Certificate) -> reqwest::Client {
     let _ = http_client(); // installs ring as rustls's provider
@@ -58,13 +69,7 @@ async fn https_serves_and_a_renewed_certificate_is_picked_up_without_a_restart()
     let dir = temp_dir();
     let first = certificate(dir.path(), "first");
     let (cert, key) = (dir.path().join("first.crt"), dir.path().join("first.key"));
-    let (server, url) = Server::start_http(&[
-        fixture("conformance").as_os_str(),
-        "--tls-cert".as_ref(),
-        cert.as_os_str(),
-        "--tls-key".as_ref(),
-        key.as_os_str(),
-    ]);
+    let (server, url) = serve_tls(&cert, &key);
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     assert_eq!(list_tools(&trusting(first.clone()), &url).await.unwrap(), 200);
     // Plain HTTP to the TLS port gets no MCP answer.
@@ -108,13 +113,7 @@ async fn a_certificate_in_a_kubernetes_secret_volume_is_picked_up_when_it_is_rot
         std::os::unix::fs::symlink(format!("..data/{file}"), volume.join(file)).unwrap();
     }
     let (cert, key) = (volume.join("tls.crt"), volume.join("tls.key"));
-    let (server, url) = Server::start_http(&[
-        fixture("conformance").as_os_str(),
-        "--tls-cert".as_ref(),
-        cert.as_os_str(),
-        "--tls-key".as_ref(),
-        key.as_os_str(),
-    ]);
+    let (server, url) = serve_tls(&cert, &key);
     assert_eq!(list_tools(&trusting(first.clone()), &url).await.unwrap(), 200);
     let second = certificate(dir.path(), "second");
     swap_in("second");
