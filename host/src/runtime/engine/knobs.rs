@@ -125,6 +125,11 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
         match open_cache(dir) {
             Ok(cache) => {
                 config.cache(Some(cache));
+                // Functions shared with a plugin compiled before (the same interpreter inside)
+                // are not compiled again (functions.rs).
+                config.enable_incremental_compilation(std::sync::Arc::new(
+                    crate::runtime::engine::functions::FunctionCache::new(dir),
+                ))?;
                 cached = true;
             }
             Err(why) => tracing::warn!("{why}; compiling every plugin afresh (set --cache-dir or MCPBOX_CACHE_DIR)"),

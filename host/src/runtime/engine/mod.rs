@@ -6,6 +6,7 @@
 
 pub(crate) mod bindings;
 pub mod compile;
+mod functions;
 pub(crate) mod idle;
 mod knobs;
 
