@@ -25,6 +25,8 @@ pub(crate) struct FunctionCache {
 impl FunctionCache {
     /// The store under `cache_dir` (created on the first insert).
     pub(crate) fn new(cache_dir: &Path) -> FunctionCache {
+        // Absolute, as wasmtime's own cache path: the compile child may run elsewhere.
+        let cache_dir = std::path::absolute(cache_dir).unwrap_or_else(|_| cache_dir.to_owned());
         FunctionCache { dir: cache_dir.join("functions") }
     }
 
