@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The official MCP reference servers mcpbox's bundled plugins replace, pinned, for the
 # compatibility test (tests/integration/reference_servers.rs): the npm ones (filesystem, memory,
-# sequential-thinking) into .tools/reference-servers/node_modules, run with the Node 22 the
-# conformance setup brings; the PyPI ones (time, fetch) into a venv there, whose Python also
+# sequential-thinking; and everything, for tests/integration/existing_servers.rs) into
+# .tools/reference-servers/node_modules, run with the Node 22 the conformance setup brings; the PyPI ones (time, fetch) into a venv there, whose Python also
 # drives the comparison (it holds the official MCP Python SDK the servers use). Idempotent;
 # prints "NODE DIR" (DIR/venv/bin holds python, mcp-server-time and mcp-server-fetch).
 set -euo pipefail
@@ -14,7 +14,8 @@ dir="$root/.tools/reference-servers"
 read -r node _ < <("$root/scripts/npm-into-tools.sh" "$dir" \
   "@modelcontextprotocol/server-filesystem@$npm_version" \
   "@modelcontextprotocol/server-memory@$npm_version" \
-  "@modelcontextprotocol/server-sequential-thinking@$npm_version")
+  "@modelcontextprotocol/server-sequential-thinking@$npm_version" \
+  "@modelcontextprotocol/server-everything@$npm_version")
 exec 9>"$dir.venv.lock"
 flock 9
 stamp="$dir/venv/installed-$time_version-$fetch_version"

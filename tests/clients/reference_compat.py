@@ -83,7 +83,7 @@ def compare_tools(reference, mcpbox):
 async def main(spec_path):
     with open(spec_path) as f:
         spec = json.load(f)
-    scenario = reference_scenarios.SCENARIOS[spec["plugin"]](spec)
+    scenario = reference_scenarios.SCENARIOS[spec.get("scenario", spec["plugin"])](spec)
     scenario.prepare()
     reference_tools, reference_results, _ = await run_server(
         spec["reference"], scenario.calls("reference"), scenario.normalizer("reference")

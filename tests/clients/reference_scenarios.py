@@ -1,6 +1,7 @@
 """The calls reference_compat.py makes on each reference server and its replacement, and what
 may differ between their answers (only what is named here, each for its reason)."""
 
+import base64
 import json
 import re
 
@@ -444,4 +445,86 @@ class Fetch(Scenario):
         return lambda result: result
 
 
-SCENARIOS = {"fetch": Fetch, "filesystem": Filesystem, "time": Time, "sequential-thinking": Thinking, "memory": Memory}
+class ThinkingBuilt(Thinking):
+    """The reference server built unmodified by `mcpbox build` (issue 40). The same calls and
+    results but for what the server keeps in process memory between calls: each call of a
+    built server runs in a fresh instance, so its history starts empty every time
+    (`thoughtHistoryLength` 1, no `branches`). The report of every build says so; the
+    difference is named here and nothing else is left out."""
+
+    IN_MEMORY = ("thoughtHistoryLength", "branches")
+
+    def normalizer(self, side):
+        def forget(result):
+            if not result or result.get("protocolError"):
+                return result
+            for block in result.get("content", []):
+                if block.get("type") == "text":
+                    try:
+                        data = json.loads(block["text"])
+                    except ValueError:
+                        continue
+                    if isinstance(data, dict):
+                        block["text"] = json.dumps({k: v for k, v in data.items() if k not in self.IN_MEMORY})
+            if isinstance(result.get("structuredContent"), dict):
+                result["structuredContent"] = {k: v for k, v in result["structuredContent"].items() if k not in self.IN_MEMORY}
+            return result
+
+        return forget
+
+
+class Everything(Scenario):
+    """@modelcontextprotocol/server-everything built unmodified by `mcpbox build` (issue 40): the
+    tools whose result is the same native or sandboxed. Left out, each for its reason:
+    `get-env` (it returns the process environment: the host's there, the operator's `env`
+    here), `toggle-simulated-logging` and `toggle-subscriber-updates` (they start timers that
+    run between calls; a built server has no process between calls), `gzip-file-as-resource`
+    (it fetches from the internet), `simulate-research-query` (a task-based tool that runs on
+    after its call returns)."""
+
+    def calls(self, side):
+        return [
+            {"tool": "echo", "arguments": {"message": "hello from both"}},
+            {"tool": "get-sum", "arguments": {"a": 2.5, "b": 40}},
+            {"tool": "get-tiny-image", "arguments": {}},
+            {"tool": "get-annotated-message", "arguments": {"messageType": "error"}},
+            {"tool": "get-annotated-message", "arguments": {"messageType": "success", "includeImage": True}},
+            {"tool": "get-annotated-message", "arguments": {"messageType": "debug"}},
+            {"tool": "get-structured-content", "arguments": {"location": "Chicago"}},
+            {"tool": "get-resource-links", "arguments": {"count": 4}},
+            {"tool": "get-resource-reference", "arguments": {"resourceType": "Text", "resourceId": 3}},
+            {"tool": "get-resource-reference", "arguments": {"resourceType": "Blob", "resourceId": 2}},
+            {"tool": "trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3}},
+            {"tool": "get-sum", "arguments": {"a": "two", "b": 1}, "same_error_kind": True},
+            {"tool": "echo", "arguments": {}, "same_error_kind": True},
+        ]
+
+    def normalizer(self, side):
+        # Its dynamic resources say when they were made ("created at 11:25:43 PM"): the two
+        # servers run seconds apart. The format must match; the time may differ.
+        def when(text):
+            return re.sub(r"created at \d{1,2}:\d\d:\d\d [AP]M", "created at <time>", text)
+
+        def normalize(result):
+            if not result or result.get("protocolError"):
+                return result
+            for block in result.get("content", []):
+                resource = block.get("resource") or {}
+                if "text" in resource:
+                    resource["text"] = when(resource["text"])
+                if "blob" in resource:
+                    resource["blob"] = when(base64.b64decode(resource["blob"]).decode("utf-8", "replace"))
+            return result
+
+        return normalize
+
+
+SCENARIOS = {
+    "fetch": Fetch,
+    "filesystem": Filesystem,
+    "time": Time,
+    "sequential-thinking": Thinking,
+    "sequential-thinking-built": ThinkingBuilt,
+    "memory": Memory,
+    "everything": Everything,
+}

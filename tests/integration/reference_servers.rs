@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::common::{plugin, repo_root};
 
 /// Node 22 and the reference servers' directory.
-fn reference_servers() -> (String, String) {
+pub(crate) fn reference_servers() -> (String, String) {
     let setup = Command::new("bash")
         .arg(repo_root().join("scripts/setup-reference-servers.sh"))
         .output()
@@ -30,9 +30,21 @@ fn reference_servers() -> (String, String) {
 
 /// Writes the config serving `name` alone with the reference's names, then runs the
 /// comparison described by `spec` (to which the mcpbox side is added).
-fn compare(name: &str, dir: &Path, plugin_section: &str, mcpbox_args: &[&str], mut spec: Value) {
+fn compare(name: &str, dir: &Path, plugin_section: &str, mcpbox_args: &[&str], spec: Value) {
+    compare_with(name, &plugin(name), dir, plugin_section, mcpbox_args, spec);
+}
+
+/// [`compare`] for the component `wasm` served as `name` (a server built by `mcpbox build`);
+/// the scenario is `spec["scenario"]` if given, else `name`'s.
+pub(crate) fn compare_with(
+    name: &str,
+    wasm: &Path,
+    dir: &Path,
+    plugin_section: &str,
+    mcpbox_args: &[&str],
+    mut spec: Value,
+) {
     let config = dir.join("mcpbox.toml");
-    let wasm = plugin(name);
     std::fs::write(
         &config,
         format!("plugins = [{:?}]\n\n[plugin.{name}]\nprefix = \"\"\n{plugin_section}", wasm.display()),
@@ -65,7 +77,7 @@ fn compare(name: &str, dir: &Path, plugin_section: &str, mcpbox_args: &[&str], m
     );
 }
 
-fn node_server(node: &str, servers: &str, package: &str, args: &[&str]) -> Value {
+pub(crate) fn node_server(node: &str, servers: &str, package: &str, args: &[&str]) -> Value {
     let mut all = vec![format!("{servers}/node_modules/@modelcontextprotocol/{package}/dist/index.js")];
     all.extend(args.iter().map(|a| a.to_string()));
     json!({"command": node, "args": all})

@@ -95,7 +95,7 @@ struct PromptArgumentView {
 
 /// Describes the plugin at `path`, with what it requests beside what `config` (the operator's
 /// config for it, if any) grants.
-async fn describe(
+pub(crate) async fn describe(
     compiler: &Compiler,
     path: &Path,
     limits: Limits,

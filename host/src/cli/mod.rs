@@ -1,8 +1,9 @@
-//! The command line: `mcpbox [serve] | check | compile | inspect | new | pull | add | update |
-//! publish | sign | keygen`. Each command is a
+//! The command line: `mcpbox [serve] | check | compile | inspect | new | build | pull | add |
+//! update | publish | sign | keygen | unlink`. Each command is a
 //! file that parses nothing itself: it takes the merged `Settings`
 //! (or its own arguments) and drives the runtime and the protocol layer.
 
+mod build;
 mod check;
 mod compile;
 mod grants;
@@ -65,6 +66,23 @@ enum Command {
         /// written to `mcpbox-sdk/` in the project].
         #[arg(long, value_name = "DIR")]
         sdk: Option<PathBuf>,
+    },
+    /// Make a plugin of an existing MCP server, unmodified: a JavaScript or TypeScript server
+    /// written with the official SDK, from a file, a project directory or `npm:NAME@VERSION`.
+    /// Prints a compatibility report (also written as OUT.compat.json) with the config that
+    /// grants what the code needs; fails, listing why, for a server that cannot run sandboxed.
+    Build {
+        /// `server.js`, `index.ts`, a project directory, or `npm:NAME@VERSION`.
+        source: String,
+        /// The component to write [default: NAME.wasm in the current directory].
+        #[arg(short = 'o', long = "out", value_name = "OUT.wasm")]
+        out: Option<PathBuf>,
+        /// The Node.js (20 or newer) that runs the build [default: `node` on PATH].
+        #[arg(long, value_name = "PATH")]
+        node: Option<PathBuf>,
+        /// Keep the build directory (the bundle, the installed packages) and print where.
+        #[arg(long)]
+        keep_work: bool,
     },
     /// Internal: compile one plugin file, its bytes on stdin, into the compile cache with these
     /// engine settings (the child process of a bounded compilation, runtime/engine/compile.rs).
@@ -239,6 +257,9 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Keygen { name }) => registry::keygen(&name),
         Some(Command::Unlink { serve, issuer, subject, client }) => {
             unlink::run(*serve, &issuer, &subject, client.as_deref()).await
+        }
+        Some(Command::Build { source, out, node, keep_work }) => {
+            build::run(build::BuildRequest { source, out, node, keep_work }).await
         }
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {

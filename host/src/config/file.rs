@@ -244,6 +244,9 @@ pub(crate) struct FilePlugin {
     pub(crate) max_concurrency: Option<usize>,
     /// Instances kept made ahead of its calls (0: none).
     pub(crate) prepared: Option<Spanned<u64>>,
+    /// Command-line arguments the plugin sees after its program name (a server built from a
+    /// command-line program, `mcpbox build`).
+    pub(crate) args: Option<Vec<String>>,
     /// Environment variables the plugin sees, with their values.
     pub(crate) env: Option<BTreeMap<String, String>>,
     /// Environment variables the plugin sees, with the values mcpbox itself was started with.

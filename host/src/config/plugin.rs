@@ -105,6 +105,7 @@ fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, secrets: &Secrets
         dirs: section.dirs.iter().filter_map(|dir| problems.take(plugin_dir(file, name, dir))).collect(),
         network,
         env: env(file, name, section, problems).into(),
+        args: section.args.clone().unwrap_or_default().into(),
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
         host_paths: section.host_paths.unwrap_or(false),
         caller: section.caller.unwrap_or(false),

@@ -26,6 +26,9 @@ pub struct Policy {
     pub network: Option<Arc<NetworkPolicy>>,
     /// Environment variables its guest sees, values resolved already.
     pub env: Arc<[(String, String)]>,
+    /// The command-line arguments its guest sees after its program name (`[plugin.NAME] args`):
+    /// a server built from a command-line program reads its options there.
+    pub args: Arc<[String]>,
     /// Link interfaces the plugin imports but was not granted as stubs that deny (`wasi:http`)
     /// or trap (interfaces mcpbox does not know), instead of refusing to load it.
     pub stub_ungranted: bool,
@@ -46,6 +49,7 @@ impl Default for Policy {
             dirs: Vec::new(),
             network: None,
             env: Arc::from([]),
+            args: Arc::from([]),
             stub_ungranted: false,
             host_paths: false,
             caller: false,

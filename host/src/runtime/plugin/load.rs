@@ -120,7 +120,7 @@ async fn describe(
     limits: Limits,
     policy: &Policy,
 ) -> Result<Offered> {
-    let policy = Policy { env: policy.env.clone(), ..Policy::default() };
+    let policy = Policy { env: policy.env.clone(), args: policy.args.clone(), ..Policy::default() };
     let limits = Limits { timeout: limits.timeout.min(DESCRIBE_TIMEOUT), ..limits };
     let exports = exports.clone();
     let (Described { tools, templates, prompts }, _) =

@@ -75,10 +75,15 @@ impl StoreBuilder<'_> {
     fn state(self, scope: CallScope) -> Result<HostState, CallError> {
         let StoreBuilder { plugin, pre: _, limits, policy, deadline, stdout, stderr } = self;
         let mut wasi = WasiCtxBuilder::new();
-        // Deny by default: no arguments, no stdin, no sockets, no DNS; only the grants, and only
-        // the environment variables the operator configured for this plugin. (Outgoing HTTP, if
-        // granted, goes through `NetworkAccess`, not through sockets.)
+        // Deny by default: no stdin, no sockets, no DNS; only the grants, and only the
+        // environment variables and arguments the operator configured for this plugin.
+        // (Outgoing HTTP, if granted, goes through `NetworkAccess`, not through sockets.)
         wasi.stdout(stdout.clone()).stderr(stderr.clone());
+        if !policy.args.is_empty() {
+            // A program's first argument is its name: the plugin's.
+            let argv: Vec<String> = std::iter::once(plugin.to_string()).chain(policy.args.iter().cloned()).collect();
+            wasi.args(&argv);
+        }
         if crate::switched_off!("sandbox.no-host-environment") {
             wasi.inherit_env();
         } else {

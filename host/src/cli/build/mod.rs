@@ -1,0 +1,217 @@
+//! `mcpbox build SOURCE [-o OUT.wasm]`: an existing MCP server, unmodified, made a plugin.
+//!
+//! SOURCE is a file (`index.js`, `index.ts`), a project directory or `npm:NAME@VERSION`. The
+//! language's driver (`sdk/compat/js/build.mjs`, run by Node from the toolchain in
+//! `toolchain.rs`) installs the dependencies without running any of their scripts, lays the
+//! compatibility layer under the code, bundles, scans and componentizes; mcpbox then loads the
+//! component in its own sandbox to list what it serves (a server that does not start there
+//! fails the build: no plugin that fails at its first call), and writes the compatibility
+//! report (`report.rs`) beside it as `OUT.compat.json`.
+
+mod report;
+mod toolchain;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Value, json};
+
+use crate::config::{ServeArgs, Settings};
+use crate::runtime::PluginConfig;
+use crate::runtime::engine::compile::Compiler;
+use crate::runtime::grants::policy::Policy;
+
+/// What `mcpbox build` was asked.
+pub(crate) struct BuildRequest {
+    pub(crate) source: String,
+    pub(crate) out: Option<PathBuf>,
+    pub(crate) node: Option<PathBuf>,
+    pub(crate) keep_work: bool,
+}
+
+/// The value each environment variable the code reads has while the build lists what the
+/// server serves (its module runs then, in the sandbox): a server that exits without its
+/// token still lists its tools. Never a value of this machine.
+const PLACEHOLDER: &str = "mcpbox-build-placeholder";
+
+/// Builds, reports, and fails with the report's reason if no plugin was made.
+pub(crate) async fn run(request: BuildRequest) -> Result<()> {
+    let language = language_of(&request.source)?;
+    let out = match &request.out {
+        Some(out) => out.clone(),
+        None => PathBuf::from(format!("{}.wasm", default_name(&request.source))),
+    };
+    let out = std::path::absolute(&out).with_context(|| format!("bad output path {}", out.display()))?;
+    let name = crate::runtime::plugin_name(&out);
+    let report_path = out.with_extension("compat.json");
+    let work = tempfile::Builder::new().prefix("mcpbox-build-").tempdir().context("cannot create a build directory")?;
+    let started = std::time::Instant::now();
+    let (status, mut report) = match language {
+        Language::JavaScript => javascript(&request, work.path(), &out, &report_path)?,
+    };
+    if request.keep_work {
+        let kept = work.keep();
+        eprintln!("the build directory is kept: {}", kept.display());
+    }
+    if !status {
+        std::fs::write(&report_path, serde_json::to_string_pretty(&report)?)?;
+        print!("{}", report::render(&name, &report));
+        let why = report["error"].as_str().unwrap_or("the build failed").to_owned();
+        bail!("{}: {why} (report: {})", request.source, report_path.display());
+    }
+    eprintln!("step 6/6: loading the plugin in mcpbox's sandbox to list what it serves");
+    let offer = match offer(&out, &name, &report).await {
+        Ok(offer) => offer,
+        Err(why) => {
+            // No plugin that fails at its first call: the component goes, the report stays.
+            let _ = std::fs::remove_file(&out);
+            report["error"] = json!(format!("the built server does not start in the sandbox: {why:#}"));
+            std::fs::write(&report_path, serde_json::to_string_pretty(&report)?)?;
+            print!("{}", report::render(&name, &report));
+            bail!("{}: the built server does not start in the sandbox: {why:#}", request.source);
+        }
+    };
+    report::complete(&mut report, &name, offer);
+    report["build_seconds"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    std::fs::write(&report_path, serde_json::to_string_pretty(&report)?)
+        .with_context(|| format!("cannot write {}", report_path.display()))?;
+    print!("{}", report::render(&name, &report));
+    let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    println!("built {} ({:.1} MB) and {}", out.display(), size as f64 / 1e6, report_path.display());
+    Ok(())
+}
+
+enum Language {
+    JavaScript,
+}
+
+fn language_of(source: &str) -> Result<Language> {
+    if source.starts_with("npm:") {
+        return Ok(Language::JavaScript);
+    }
+    if source.starts_with("pypi:") {
+        bail!("{source}: Python servers are not built yet (this mcpbox builds JavaScript and TypeScript servers)");
+    }
+    let path = Path::new(source);
+    if path.is_dir() {
+        if path.join("package.json").exists() {
+            return Ok(Language::JavaScript);
+        }
+        bail!("{source}: no package.json in this directory: which server is it?");
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("js" | "mjs" | "cjs" | "ts" | "mts" | "cts") => Ok(Language::JavaScript),
+        Some("py") => {
+            bail!("{source}: Python servers are not built yet (this mcpbox builds JavaScript and TypeScript servers)")
+        }
+        _ if !path.exists() => bail!("{source} does not exist (a file, a directory, npm:NAME@VERSION)"),
+        _ => bail!("{source}: not a JavaScript or TypeScript file, a project directory or npm:NAME@VERSION"),
+    }
+}
+
+/// The plugin's name from the source: the package's last segment, the file's stem.
+fn default_name(source: &str) -> String {
+    let base = match source.strip_prefix("npm:") {
+        Some(spec) => {
+            let without_version = match spec.rfind('@') {
+                Some(0) | None => spec,
+                Some(at) => &spec[..at],
+            };
+            without_version.rsplit('/').next().unwrap_or(without_version).to_owned()
+        }
+        None => {
+            let path = Path::new(source);
+            let path = if path.is_dir() {
+                std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+            } else {
+                path.to_owned()
+            };
+            path.file_stem().and_then(|s| s.to_str()).unwrap_or("server").to_owned()
+        }
+    };
+    let name: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    if name.is_empty() { "server".to_owned() } else { name }
+}
+
+/// Runs the JavaScript driver; `(made a component, its report)`.
+fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Path) -> Result<(bool, Value)> {
+    let node = request.node.clone().unwrap_or_else(|| PathBuf::from("node"));
+    let version = Command::new(&node).arg("--version").output().map_err(|e| {
+        anyhow!(
+            "mcpbox build needs Node.js 20 or newer (`node` on PATH, or --node PATH): cannot run {}: {e}",
+            node.display()
+        )
+    })?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let major: u32 = version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    if major < 20 {
+        bail!("mcpbox build needs Node.js 20 or newer; {} is {version}", node.display());
+    }
+    let tools = toolchain::javascript(&node)?;
+    let wit = work.join("plugin.wit");
+    std::fs::write(&wit, toolchain::WIT)?;
+    let source = match request.source.strip_prefix("npm:") {
+        Some(_) => request.source.clone(),
+        None => std::path::absolute(&request.source)?.display().to_string(),
+    };
+    let status = Command::new(&node)
+        .arg(tools.join("compat").join("build.mjs"))
+        .args(["--source", &source])
+        .arg("--work")
+        .arg(work)
+        .arg("--out")
+        .arg(out)
+        .arg("--report")
+        .arg(report_path)
+        .arg("--wit")
+        .arg(&wit)
+        .current_dir(work)
+        .env("PATH", toolchain::path_with(&node))
+        .status()
+        .with_context(|| format!("cannot run {}", node.display()))?;
+    let report = std::fs::read_to_string(report_path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| json!({ "source": request.source, "error": format!("the build driver failed ({status})") }));
+    Ok((status.success(), report))
+}
+
+/// What the built plugin serves, listed by mcpbox loading it as `serve` would (with a
+/// placeholder for each environment variable the code reads).
+async fn offer(out: &Path, name: &str, report: &Value) -> Result<Value> {
+    let cache_dir = std::env::var_os("MCPBOX_CACHE_DIR").map(PathBuf::from);
+    let args = ServeArgs { paths: vec![out.to_owned()], cache_dir, ..Default::default() };
+    let settings = Settings::from_args(&args)?;
+    let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
+    let env: Vec<(String, String)> = report["environment"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some((e["name"].as_str()?.to_owned(), PLACEHOLDER.to_owned())))
+        .collect();
+    // No network while listing: a server that uses fetch gets the stub that refuses requests.
+    let policy = Policy { env: Arc::from(env), stub_ungranted: true, ..Policy::default() };
+    let config = PluginConfig { policy, ..PluginConfig::default() };
+    let description = super::inspect::describe(&compiler, out, settings.limits, Some(config)).await?;
+    let description = serde_json::to_value(&description)?;
+    if let Some(problem) = description["loadProblem"].as_str() {
+        bail!("{problem}");
+    }
+    let own = |value: &str| value.strip_prefix(&format!("{name}.")).unwrap_or(value).to_owned();
+    let names = |key: &str, field: &str, strip: bool| -> Vec<String> {
+        description[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| item[field].as_str().map(|v| if strip { own(v) } else { v.to_owned() }))
+            .collect()
+    };
+    Ok(json!({
+        "tools": names("tools", "name", true),
+        "resources": names("resources", "uri", false),
+        "resource_templates": names("resourceTemplates", "uriTemplate", false),
+        "prompts": names("prompts", "name", true),
+    }))
+}

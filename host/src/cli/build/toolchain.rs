@@ -1,0 +1,120 @@
+//! The JavaScript toolchain `mcpbox build` drives, installed once per version set into mcpbox's
+//! cache (`~/.cache/mcpbox/build/js-HASH`, or `MCPBOX_BUILD_TOOLS`): the npm packages below at
+//! the versions pinned here, installed with `--ignore-scripts`, and the compatibility layer
+//! (`sdk/compat/js`, carried inside the binary) written beside them. A changed pin or layer is
+//! another directory; a directory is used only once complete (a stamp written last).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+/// The packages of the toolchain, pinned: the bundler, the component builder (and the WASI
+/// shim its splicer loads at run time, a dev dependency of its own), and the npm packages the
+/// Node shims are made of.
+const PACKAGES: &[&str] = &[
+    "esbuild@0.28.2",
+    "@bytecodealliance/componentize-js@0.23.0",
+    "@bytecodealliance/preview2-shim@0.25.0",
+    "buffer@6.0.3",
+    "events@3.3.0",
+    "path-browserify@1.0.1",
+    "pako@2.1.0",
+];
+
+/// The compatibility layer, as this binary carries it.
+const LAYER: &[(&str, &str)] = &[
+    ("build.mjs", include_str!("../../../../sdk/compat/js/build.mjs")),
+    ("scan.mjs", include_str!("../../../../sdk/compat/js/scan.mjs")),
+    ("bridge.js", include_str!("../../../../sdk/compat/js/bridge.js")),
+    ("locale.js", include_str!("../../../../sdk/compat/js/locale.js")),
+    ("session.js", include_str!("../../../../sdk/compat/js/session.js")),
+    ("transport.js", include_str!("../../../../sdk/compat/js/transport.js")),
+    ("node/crypto.js", include_str!("../../../../sdk/compat/js/node/crypto.js")),
+    ("node/fetch.js", include_str!("../../../../sdk/compat/js/node/fetch.js")),
+    ("node/fs.js", include_str!("../../../../sdk/compat/js/node/fs.js")),
+    ("node/fs-promises.js", include_str!("../../../../sdk/compat/js/node/fs-promises.js")),
+    ("node/globals.js", include_str!("../../../../sdk/compat/js/node/globals.js")),
+    ("node/hashes.js", include_str!("../../../../sdk/compat/js/node/hashes.js")),
+    ("node/module.js", include_str!("../../../../sdk/compat/js/node/module.js")),
+    ("node/os.js", include_str!("../../../../sdk/compat/js/node/os.js")),
+    ("node/process.js", include_str!("../../../../sdk/compat/js/node/process.js")),
+    ("node/tty.js", include_str!("../../../../sdk/compat/js/node/tty.js")),
+    ("node/url.js", include_str!("../../../../sdk/compat/js/node/url.js")),
+    ("node/util.js", include_str!("../../../../sdk/compat/js/node/util.js")),
+    ("node/zlib.js", include_str!("../../../../sdk/compat/js/node/zlib.js")),
+];
+
+/// mcpbox's WIT, which the bridged world extends.
+pub(crate) const WIT: &str = include_str!("../../../../wit/plugin.wit");
+
+/// The toolchain directory, installed if it is not yet: `build.mjs` lives in `compat/` there.
+pub(crate) fn javascript(node: &Path) -> Result<PathBuf> {
+    let mut digest = Sha256::new();
+    for package in PACKAGES {
+        digest.update(package.as_bytes());
+        digest.update([0]);
+    }
+    for (path, text) in LAYER {
+        digest.update(path.as_bytes());
+        digest.update(text.as_bytes());
+    }
+    let hash = crate::hex::hex(&digest.finalize()[..8]);
+    let base = match std::env::var_os("MCPBOX_BUILD_TOOLS") {
+        Some(dir) => PathBuf::from(dir),
+        None => crate::runtime::engine::default_cache_dir()
+            .context("no cache directory for the build toolchain: set MCPBOX_BUILD_TOOLS")?
+            .join("build"),
+    };
+    let dir = base.join(format!("js-{hash}"));
+    let stamp = dir.join(".complete");
+    if stamp.exists() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Builds at once (tests, a CI matrix) install once: the others wait for the lock.
+    let lock = std::fs::File::create(base.join(format!("js-{hash}.lock")))
+        .with_context(|| format!("cannot create the toolchain lock in {}", base.display()))?;
+    lock.lock().context("cannot lock the build toolchain")?;
+    if stamp.exists() {
+        return Ok(dir);
+    }
+    eprintln!("installing the JavaScript build toolchain into {} (once)", dir.display());
+    std::fs::write(dir.join("package.json"), "{ \"private\": true, \"type\": \"module\" }\n")?;
+    let npm = npm_beside(node);
+    let status = Command::new(&npm)
+        .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
+        .args(PACKAGES)
+        .current_dir(&dir)
+        .env("PATH", path_with(node))
+        .status()
+        .with_context(|| format!("cannot run {}", npm.display()))?;
+    if !status.success() {
+        bail!("installing the build toolchain with npm failed ({status})");
+    }
+    for (path, text) in LAYER {
+        let target = dir.join("compat").join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&target, text).with_context(|| format!("cannot write {}", target.display()))?;
+    }
+    std::fs::write(&stamp, b"")?;
+    Ok(dir)
+}
+
+/// npm of the same installation as `node` (Node's layout: both in one `bin/`), else `npm`.
+pub(crate) fn npm_beside(node: &Path) -> PathBuf {
+    let beside = node.with_file_name("npm");
+    if beside.exists() { beside } else { PathBuf::from("npm") }
+}
+
+/// `PATH` with `node`'s directory first, so that npm and its scripts find this node.
+pub(crate) fn path_with(node: &Path) -> std::ffi::OsString {
+    let mut parts: Vec<PathBuf> = node.parent().map(Path::to_owned).into_iter().collect();
+    if let Some(path) = std::env::var_os("PATH") {
+        parts.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(parts).unwrap_or_default()
+}

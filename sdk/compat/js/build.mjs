@@ -1,0 +1,340 @@
+// `mcpbox build` for JavaScript and TypeScript: an unmodified MCP server (a file, a project or an
+// npm package) bundled with mcpbox's compatibility layer under it and made a component.
+//
+//   node build.mjs --source SOURCE --work DIR --out OUT.wasm --report REPORT.json
+//
+// Steps (each announced on stderr as `step N/5: ...` for mcpbox to show):
+//   1. the sources: an npm package installed with `--ignore-scripts` (nothing of it runs on
+//      this machine), a project copied and its dependencies installed the same way;
+//   2. the entry found (the package's `bin`, else its `main`);
+//   3. bundled by esbuild: the SDK's stdio transport replaced by the bridge's (transport.js),
+//      Node's built-in modules by the shims in node/ or by stubs that throw when called, every
+//      module's `import.meta.url` its own path under /app, and the package's other files
+//      embedded (they are what it reads next to its code);
+//   4. scanned: what the code reads of the environment, which hosts it names, which shims it
+//      uses, and what cannot work in a sandbox (blockers, each with file and line);
+//   5. componentized by componentize-js against mcpbox's WIT, unless something blocks it.
+// The report is written in every case; the exit status says whether a component was made.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { scan } from './scan.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+// The toolchain's packages (esbuild, componentize-js, and the npm packages shims are made of)
+// resolve from here, never from the server's own node_modules.
+const require = createRequire(join(here, 'build.mjs'));
+const BUILTINS = new Set(require('node:module').builtinModules);
+// An npm package of the toolchain by name (`buffer/`: the package, not Node's module).
+const toolchain = (name) => require.resolve(`${name}/`);
+const options = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
+);
+const report = { language: 'javascript', source: options.source, blockers: [], shims: [], stubs: [], environment: [], hosts: [], notes: [] };
+const steps = 5;
+let step = 0;
+function announce(what) {
+  step += 1;
+  console.error(`step ${step}/${steps}: ${what}`);
+}
+function finish(status) {
+  writeFileSync(options.report, JSON.stringify(report, null, 2));
+  process.exit(status);
+}
+function refuse(message) {
+  report.error = message;
+  console.error(`error: ${message}`);
+  finish(1);
+}
+
+// Files embedded for the server to read next to its code: at most this much in all.
+const EMBED_LIMIT = 4 << 20;
+// What npm and the bundler may take (an install is the network's, a bundle the CPU's).
+const NPM = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', '--no-save'];
+
+function npm(cwd, args) {
+  const run = spawnSync('npm', [...NPM, ...args], { cwd, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+  if (run.status !== 0) refuse(`npm install ${args.join(' ')} failed (status ${run.status})`);
+}
+
+// --- 1. sources ---------------------------------------------------------------------------
+announce(`installing ${options.source} (npm, --ignore-scripts)`);
+const app = join(options.work, 'app');
+mkdirSync(app, { recursive: true });
+let packageDir;
+let entry;
+const source = options.source;
+if (source.startsWith('npm:')) {
+  const spec = source.slice(4);
+  const name = spec.startsWith('@') ? `@${spec.slice(1).split('@')[0]}` : spec.split('@')[0];
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'mcpbox-build', private: true }));
+  npm(app, [spec]);
+  packageDir = join(app, 'node_modules', name);
+} else {
+  const path = resolve(source);
+  if (!existsSync(path)) refuse(`${source} does not exist`);
+  const isDir = statSync(path).isDirectory();
+  let project = isDir ? path : dirname(path);
+  while (!existsSync(join(project, 'package.json')) && dirname(project) !== project) project = dirname(project);
+  if (!existsSync(join(project, 'package.json'))) project = isDir ? path : dirname(path);
+  cpSync(project, app, { recursive: true, filter: (from) => !/[\\/](node_modules|\.git)$/.test(from) });
+  packageDir = app;
+  if (!isDir) entry = join(app, relative(project, path));
+  if (existsSync(join(app, 'package.json'))) {
+    npm(app, []);
+  } else {
+    // A lone file: what it imports by bare name, from the registry.
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'mcpbox-build', private: true, type: 'module' }));
+    const text = readFileSync(entry, 'utf8');
+    const bare = new Set([...text.matchAll(/(?:from|import|require\()\s*['"]([^'"./][^'"]*)['"]/g)].map((m) => m[1])
+      .filter((s) => !s.startsWith('node:') && !BUILTINS.has(s.split('/')[0]))
+      .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0])));
+    if (bare.size) npm(app, [...bare]);
+  }
+}
+
+// --- 2. entry -----------------------------------------------------------------------------
+announce('finding the entry');
+const manifest = existsSync(join(packageDir, 'package.json')) ? JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) : {};
+report.package = { name: manifest.name, version: manifest.version };
+if (!entry) {
+  const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
+  const candidates = [bin, manifest.main, 'dist/index.js', 'build/index.js', 'index.js', 'src/index.ts', 'index.ts'].filter(Boolean);
+  const found = candidates.map((c) => join(packageDir, c)).find((c) => existsSync(c));
+  if (!found) refuse(`cannot find the entry of ${manifest.name ?? source}: no \`bin\` or \`main\`, no index.js`);
+  entry = found;
+}
+report.entry = relative(packageDir, entry);
+// What no scan can see, true of every built server.
+report.notes.push('each call runs the server afresh: what it keeps in memory between calls (a history, a cache, a session) starts empty on every call; keep it in a granted directory instead');
+for (const flavour of ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server']) {
+  const sdkManifest = [join(packageDir, 'node_modules', flavour, 'package.json'), join(app, 'node_modules', flavour, 'package.json')].find(existsSync);
+  if (sdkManifest) {
+    report.sdk = { package: flavour, version: JSON.parse(readFileSync(sdkManifest, 'utf8')).version };
+    break;
+  }
+}
+if (!report.sdk) refuse(`${manifest.name ?? source} does not use the MCP TypeScript SDK (@modelcontextprotocol/sdk): mcpbox build bridges servers written with it`);
+if (report.sdk.package === '@modelcontextprotocol/server') {
+  refuse(`${manifest.name ?? source} uses the SDK's v2 package (@modelcontextprotocol/server ${report.sdk.version}), which mcpbox build does not bridge yet; v1 (@modelcontextprotocol/sdk) is`);
+}
+
+// --- 3. bundle ----------------------------------------------------------------------------
+announce('bundling (esbuild) with the compatibility layer');
+const { build } = require('esbuild');
+const SHIMS = {
+  fs: 'node/fs.js', 'fs/promises': 'node/fs-promises.js', path: 'path-browserify', os: 'node/os.js', url: 'node/url.js',
+  buffer: 'buffer', events: 'events', crypto: 'node/crypto.js', zlib: 'node/zlib.js', util: 'node/util.js',
+  process: 'node/process.js', 'node-fetch': 'node/fetch.js', undici: 'node/fetch.js', 'cross-fetch': 'node/fetch.js',
+  'isomorphic-fetch': 'node/fetch.js', 'path/posix': 'path-browserify', tty: 'node/tty.js',
+  module: 'node/module.js',
+};
+// Importing these works; calling them throws (a sandbox has no processes, sockets or threads).
+const STUBS = {
+  child_process: ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'],
+  http: ['createServer', 'request', 'get', 'Agent', 'Server', 'IncomingMessage', 'ServerResponse', 'STATUS_CODES', 'METHODS'],
+  https: ['createServer', 'request', 'get', 'Agent', 'Server'],
+  http2: ['createServer', 'connect', 'constants'],
+  net: ['createServer', 'createConnection', 'connect', 'Socket', 'Server', 'isIP', 'isIPv4', 'isIPv6'],
+  tls: ['connect', 'createServer', 'TLSSocket', 'createSecureContext'],
+  dgram: ['createSocket'],
+  dns: ['lookup', 'resolve', 'promises'],
+  worker_threads: ['Worker', 'isMainThread', 'parentPort', 'workerData', 'threadId'],
+  cluster: ['fork', 'isPrimary', 'isMaster', 'isWorker'],
+  readline: ['createInterface', 'emitKeypressEvents'],
+  stream: ['Readable', 'Writable', 'Duplex', 'Transform', 'PassThrough', 'pipeline', 'finished'],
+  'stream/promises': ['pipeline', 'finished'],
+  string_decoder: ['StringDecoder'],
+  assert: ['ok', 'equal', 'strictEqual', 'deepStrictEqual'],
+  querystring: ['parse', 'stringify', 'escape', 'unescape'],
+  v8: ['serialize', 'deserialize'],
+  vm: ['runInNewContext', 'Script', 'createContext'],
+  async_hooks: ['AsyncLocalStorage', 'AsyncResource', 'createHook'],
+  perf_hooks: ['performance', 'PerformanceObserver'],
+  inspector: ['open'],
+  express: ['Router', 'json', 'static', 'urlencoded'],
+};
+const uses = [];
+const compat = {
+  name: 'mcpbox-compat',
+  setup(b) {
+    b.onResolve({ filter: /^mcpbox-server-entry$/ }, () => ({ path: entry }));
+    b.onResolve({ filter: /^(wasi|mcpbox):/ }, (args) => ({ path: args.path, external: true }));
+    b.onResolve({ filter: /^mcpbox-embedded$/ }, () => ({ path: 'mcpbox-embedded', namespace: 'mcpbox-embedded' }));
+    b.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === 'entry-point') return undefined;
+      const bare = args.path.replace(/^node:/, '');
+      const importer = args.importer;
+      if (importer.startsWith(here)) {
+        if (SHIMS[bare] && !SHIMS[bare].startsWith('node/')) return { path: toolchain(SHIMS[bare]) };
+        return undefined;
+      }
+      if (SHIMS[bare]) {
+        uses.push({ module: bare, kind: 'shim', importer });
+        const target = SHIMS[bare];
+        return { path: target.startsWith('node/') ? join(here, target) : toolchain(target) };
+      }
+      if (STUBS[bare] && (args.path.startsWith('node:') || BUILTINS.has(bare.split('/')[0]) || bare === 'express')) {
+        uses.push({ module: bare, kind: 'stub', importer });
+        return { path: bare, namespace: 'mcpbox-stub' };
+      }
+      if (args.path.endsWith('.node')) {
+        uses.push({ module: args.path, kind: 'native', importer });
+        return { path: args.path, namespace: 'mcpbox-stub' };
+      }
+      return undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'mcpbox-stub' }, (args) => {
+      const names = STUBS[args.path] ?? [];
+      const lines = [`const refuse = (name) => function () { throw new Error(${JSON.stringify(args.path)} + '.' + name + ' is not available in an mcpbox plugin (no processes, sockets or threads)'); };`];
+      lines.push(`const module = new Proxy(function () {}, { get: (_, name) => (name === '__esModule' ? false : typeof name === 'symbol' ? undefined : refuse(name)), apply: () => refuse('()')() });`);
+      names.forEach((name, i) => lines.push(`const stub${i} = refuse(${JSON.stringify(name)});`, `export { stub${i} as ${name} };`));
+      lines.push('export default module;');
+      return { contents: lines.join('\n'), loader: 'js' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'mcpbox-embedded' }, () => ({ contents: embedded(), loader: 'js' }));
+    // The SDK's stdio transport, whichever way it is imported: the bridge's.
+    b.onLoad({ filter: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/](esm|cjs)[\\/]server[\\/]stdio\.js$/ }, () => ({
+      contents: `export { StdioServerTransport } from ${JSON.stringify(join(here, 'transport.js'))};`,
+      loader: 'js',
+    }));
+    // Each module's own URL under /app, as if the package were installed there.
+    b.onLoad({ filter: /\.(m|c)?(j|t)sx?$/ }, (args) => {
+      if (args.path.startsWith(here) || !args.path.startsWith(app)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('import.meta')) return undefined;
+      const url = `file:///app/${relative(app, args.path).split(sep).join('/')}`;
+      const loader = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.jsx': 'jsx' }[extname(args.path)] ?? 'js';
+      return { contents: text.replaceAll('import.meta.url', JSON.stringify(url)).replaceAll('import.meta.dirname', JSON.stringify(dirname(url.slice(7)))).replaceAll('import.meta.filename', JSON.stringify(url.slice(7))), loader };
+    });
+  },
+};
+
+// The package's own files other than code, under /app, for fs to serve read-only.
+const embeddedFiles = [];
+function embedded() {
+  let total = 0;
+  const files = {};
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (name === 'node_modules' || name.startsWith('.')) continue;
+      const stat = statSync(path);
+      if (stat.isDirectory()) walk(path);
+      else if (!/\.(m|c)?(j|t)sx?$|\.map$|\.d\.ts$/.test(name) && total + stat.size <= EMBED_LIMIT) {
+        total += stat.size;
+        const guest = `/app/${relative(app, path).split(sep).join('/')}`;
+        files[guest] = readFileSync(path).toString('base64');
+        embeddedFiles.push(guest);
+      }
+    }
+  };
+  walk(packageDir);
+  return `export default ${JSON.stringify(files)};`;
+}
+
+// A stub exports the names its importers ask for: each bundling that finds an import a stub
+// lacks adds it and goes again.
+async function bundleWithStubs() {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await bundleOnce();
+    } catch (error) {
+      const missing = (error.errors ?? []).map((e) => e.text.match(/^No matching export in "mcpbox-stub:([^"]+)" for import "([^"]+)"$/)).filter(Boolean);
+      if (!missing.length || attempt > 8) throw error;
+      for (const [, module, name] of missing) (STUBS[module] ??= []).includes(name) || STUBS[module].push(name);
+      uses.length = 0;
+    }
+  }
+}
+
+let bundle;
+try {
+  bundle = await bundleWithStubs();
+} catch (error) {
+  const first = error.errors?.[0];
+  const where = first?.location ? ` (${relative(app, first.location.file)}:${first.location.line})` : '';
+  refuse(`bundling failed: ${first?.text ?? error.message}${where}`);
+}
+
+function bundleOnce() {
+  return build({
+    entryPoints: [join(here, 'bridge.js')],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'es2022',
+    // The JavaScript engine has no Unicode property escapes: such a literal would fail the
+    // whole bundle at parse time; as `new RegExp(...)` it fails only where it runs.
+    supported: { 'regexp-unicode-property-escapes': false },
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    mainFields: ['module', 'main'],
+    conditions: ['import', 'module', 'default'],
+    inject: [join(here, 'node/globals.js')],
+    define: { __dirname: '"/app"', __filename: '"/app/index.js"', 'process.env.NODE_ENV': '"production"' },
+    plugins: [compat],
+  });
+}
+const bundlePath = join(options.work, 'bundle.js');
+writeFileSync(bundlePath, bundle.outputFiles[0].text);
+report.embedded = embeddedFiles.map((f) => f.slice('/app/'.length));
+report.bundle_bytes = bundle.outputFiles[0].contents.length;
+
+// --- 4. scan ------------------------------------------------------------------------------
+announce('scanning for environment, hosts, shims and blockers');
+const inputs = Object.keys(bundle.metafile.inputs).filter((p) => !p.includes(':')).map((p) => resolve(p));
+const scanned = scan({ app, packageDir, inputs: inputs.filter((p) => p.startsWith(app)), uses });
+Object.assign(report, scanned, { notes: [...report.notes, ...scanned.notes] });
+if (report.blockers.length) {
+  console.error(`error: ${manifest.name ?? source} cannot run in a sandbox:`);
+  for (const b of report.blockers) console.error(`  ${b.at}: ${b.what} (${b.why})`);
+  report.error = `${report.blockers.length} blocker(s)`;
+  finish(2);
+}
+
+// --- 5. componentize ----------------------------------------------------------------------
+announce('componentizing (componentize-js)');
+// mcpbox's WIT and a world of its own: the plugin's exports and imports, and the WASI
+// interfaces the shims call (the environment for `process`, the preopens for `fs`), at the
+// version the JavaScript engine itself imports. jco ships their WIT (0.2.12, the same
+// interfaces).
+const wit = join(options.work, 'wit');
+mkdirSync(join(wit, 'deps'), { recursive: true });
+cpSync(options.wit, join(wit, 'plugin.wit'));
+writeFileSync(join(wit, 'bridged.wit'), `package mcpbox:plugin@0.1.2;
+
+world bridged {
+    import host;
+    import wasi:cli/environment@0.2.10;
+    import wasi:filesystem/types@0.2.10;
+    import wasi:filesystem/preopens@0.2.10;
+    export tools;
+    export resources;
+    export prompts;
+    export completion;
+}
+`);
+const wasiWit = join(here, '..', 'node_modules', '@bytecodealliance', 'jco', 'lib', 'wit', 'builtin', '0.2.12');
+for (const name of ['wasi-cli', 'wasi-clocks', 'wasi-filesystem', 'wasi-io', 'wasi-random', 'wasi-sockets']) {
+  mkdirSync(join(wit, 'deps', name), { recursive: true });
+  const text = readFileSync(join(wasiWit, name, 'package.wit'), 'utf8').replaceAll('@0.2.12', '@0.2.10');
+  writeFileSync(join(wit, 'deps', name, 'package.wit'), text);
+}
+const { componentize } = await import('@bytecodealliance/componentize-js');
+const { component } = await componentize({
+  sourcePath: bundlePath,
+  witPath: wit,
+  worldName: 'bridged',
+  // fetch (wasi:http) only for a server that names it: the host links wasi:http only for
+  // plugins granted a network.
+  disableFeatures: report.uses_fetch ? [] : ['http', 'fetch-event'],
+  // Nothing of the build machine in the snapshot (module top-level code runs at build time).
+  env: {},
+});
+writeFileSync(options.out, component);
+report.component_bytes = component.length;
+finish(0);
