@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The official MCP reference servers mcpbox's bundled plugins replace, pinned, for the
 # compatibility test (tests/integration/reference_servers.rs): the npm ones (filesystem, memory,
-# sequential-thinking; and everything, for tests/integration/existing_servers.rs) into
+# sequential-thinking; and everything and github, for tests/integration/existing_servers.rs) into
 # .tools/reference-servers/node_modules, run with the Node 22 the conformance setup brings; the PyPI ones (time, fetch) into a venv there, whose Python also
 # drives the comparison (it holds the official MCP Python SDK the servers use). Idempotent;
 # prints "NODE DIR" (DIR/venv/bin holds python, mcp-server-time and mcp-server-fetch).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 npm_version=2026.8.31
+# The GitHub server is archived: its last release.
+github_version=2025.4.8
 time_version=2026.10.19
 fetch_version=2026.10.24
 dir="$root/.tools/reference-servers"
@@ -15,7 +17,8 @@ read -r node _ < <("$root/scripts/npm-into-tools.sh" "$dir" \
   "@modelcontextprotocol/server-filesystem@$npm_version" \
   "@modelcontextprotocol/server-memory@$npm_version" \
   "@modelcontextprotocol/server-sequential-thinking@$npm_version" \
-  "@modelcontextprotocol/server-everything@$npm_version")
+  "@modelcontextprotocol/server-everything@$npm_version" \
+  "@modelcontextprotocol/server-github@$github_version")
 exec 9>"$dir.venv.lock"
 flock 9
 stamp="$dir/venv/installed-$time_version-$fetch_version"

@@ -519,7 +519,32 @@ class Everything(Scenario):
         return normalize
 
 
+class Github(Scenario):
+    """The archived @modelcontextprotocol/server-github built unmodified by `mcpbox build`,
+    against a loopback stand-in of the GitHub API (github_standin.py): the same answers
+    natively (its token in its environment) and sandboxed (the token set by the host at the
+    door; the plugin never holds it). The test checks which token reached the stand-in."""
+
+    def calls(self, side):
+        return [
+            {"tool": "search_repositories", "arguments": {"query": "mcpbox"}},
+            {"tool": "search_users", "arguments": {"q": "ada"}},
+            {"tool": "get_issue", "arguments": {"owner": "ada", "repo": "missing", "issue_number": 1}},
+            {"tool": "search_repositories", "arguments": {}},
+        ]
+
+    def compare(self, call, theirs, ours):
+        # SDK 1.0.1's low-level server answers a handler's exception with a JSON-RPC error;
+        # mcpbox answers a tool's failure as the MCP spec asks for tool errors, a result with
+        # isError the model reads. The same message, in the other form; nothing else differs.
+        if theirs.get("protocolError") and ours.get("isError"):
+            text = "".join(block.get("text", "") for block in ours.get("content", []))
+            return None if text.endswith(theirs["message"]) else "not the same failure"
+        return super().compare(call, theirs, ours)
+
+
 SCENARIOS = {
+    "github": Github,
     "fetch": Fetch,
     "filesystem": Filesystem,
     "time": Time,

@@ -126,3 +126,128 @@ fn the_everything_server_built_from_npm_matches_it_run_natively_for_its_per_call
         json!({ "reference": reference }),
     );
 }
+
+/// A CA, and a certificate for `api.github.com` it signed (openssl, Debian's): the stand-in's.
+/// `(ca.pem, server.crt, server.key)`.
+fn standin_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (ca, ca_key) = (dir.join("ca.pem"), dir.join("ca.key"));
+    let (cert, key, request) = (dir.join("server.crt"), dir.join("server.key"), dir.join("server.csr"));
+    let extensions = dir.join("server.ext");
+    std::fs::write(
+        &extensions,
+        "basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:api.github.com\n",
+    )
+    .unwrap();
+    let config = dir.join("openssl.cnf");
+    std::fs::write(&config, "[req]\ndistinguished_name = dn\n[dn]\n").unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let made = Command::new("openssl").args(args).output().unwrap();
+        assert!(made.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&made.stderr));
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"].map(os);
+    let mut args = vec![os("req"), os("-x509")];
+    args.extend(ec.iter().cloned());
+    args.extend(["-days", "1", "-subj", "/CN=mcpbox test CA", "-config"].map(os));
+    args.extend([config.clone().into(), os("-keyout"), ca_key.clone().into(), os("-out"), ca.clone().into()]);
+    args.extend(["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"].map(os));
+    run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    let mut args = vec![os("req")];
+    args.extend(ec.iter().cloned());
+    args.extend(["-subj", "/CN=api.github.com", "-config"].map(os));
+    args.extend([config.into(), os("-keyout"), key.clone().into(), os("-out"), request.clone().into()]);
+    run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    let mut args = vec![os("x509"), os("-req"), os("-in"), request.into(), os("-CA"), ca.clone().into()];
+    args.extend([os("-CAkey"), ca_key.into(), os("-CAcreateserial"), os("-days"), os("1")]);
+    args.extend([os("-extfile"), extensions.into(), os("-out"), cert.clone().into()]);
+    run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    (ca, cert, key)
+}
+
+/// What reached a stand-in: one JSON object per request.
+fn requests(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The archived GitHub server (its last npm version), unmodified, against a loopback stand-in
+/// of the GitHub API: natively, inside a network namespace whose /etc/hosts points
+/// api.github.com at the stand-in, its token in its environment as its README says; built, through
+/// mcpbox's `[network] hosts` and `ca_file` (the operator's routes), its token set at the door
+/// by the host from a secret (`[[plugin.github.credentials]]`), never in the plugin's
+/// environment. Same tools, same answers; the right token reached the stand-in each time.
+#[test]
+fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, report) = built("npm:@modelcontextprotocol/server-github@2025.4.8", dir.path(), "github");
+    assert!(report["hosts"].to_string().contains("https://api.github.com"), "{report:#}");
+    assert_eq!(report["uses_fetch"], true, "{report:#}");
+    let suggested = report["suggested_config"].as_str().unwrap();
+    assert!(
+        suggested.contains("[[plugin.github.credentials]]") && !suggested.contains("GITHUB_PERSONAL_ACCESS_TOKEN = "),
+        "the token must be suggested as a credential, not as env: {suggested}"
+    );
+
+    let (ca, cert, key) = standin_certificates(dir.path());
+    let (node, servers) = reference_servers();
+    let python = format!("{servers}/venv/bin/python");
+    let standin = repo_root().join("tests/clients/github_standin.py");
+    // The stand-in the built server reaches, on this machine's loopback.
+    let port = crate::common::free_port();
+    let ours_log = dir.path().join("ours.jsonl");
+    let mut ours = Command::new(&python)
+        .arg(&standin)
+        .arg(port.to_string())
+        .args([&cert, &key, &ours_log])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(ours.stdout.take().unwrap()), &mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready");
+
+    // The native server and its own stand-in in a network namespace (nothing leaves the
+    // machine either way).
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 api.github.com\n").unwrap();
+    let theirs_log = dir.path().join("theirs.jsonl");
+    // The stand-in holds none of the harness's pipes (or reading the server's output would
+    // wait for it too) and goes when the server does.
+    let script = "ip link set lo up && mount --bind \"$1\" /etc/hosts || exit 1; \
+                  \"$2\" \"$3\" 443 \"$4\" \"$5\" \"$6\" < /dev/null > \"$7\" 2>&1 & standin=$!; \
+                  while ! grep -q ready \"$7\" 2> /dev/null; do sleep 0.05; done; \
+                  \"$8\" \"$9\"; status=$?; kill $standin; exit $status";
+    let entry = format!("{servers}/node_modules/@modelcontextprotocol/server-github/dist/index.js");
+    let native_ready = dir.path().join("native-ready");
+    let args: Vec<String> = ["--mount", "--net", "--map-root-user", "sh", "-c", script, "sh"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([&hosts, &PathBuf::from(&python), &standin, &cert, &key, &theirs_log, &native_ready].map(|p| p.display().to_string()))
+        .chain([node, entry])
+        .collect();
+    let reference = json!({
+        "command": "unshare",
+        "args": args,
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "native-token", "NODE_EXTRA_CA_CERTS": ca},
+    });
+    let token = dir.path().join("github-token");
+    std::fs::write(&token, "host-token").unwrap();
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let section = format!(
+        "network = [\"https://api.github.com\"]\n\n\
+         [[plugin.github.credentials]]\nhost = \"https://api.github.com\"\nheader = \"Authorization\"\n\
+         value = \"Bearer {{secrets.github}}\"\n\n\
+         [secrets.github]\nfile = {token:?}\n\n\
+         [network]\nhosts = {{ \"api.github.com\" = \"127.0.0.1:{port}\" }}\nca_file = {ca:?}\n"
+    );
+    compare_with("github", &wasm, dir.path(), &section, &[], json!({ "reference": reference }));
+    let _ = ours.kill();
+    let _ = ours.wait();
+
+    let theirs = requests(&theirs_log);
+    let ours = requests(&ours_log);
+    assert!(!theirs.is_empty() && theirs.len() == ours.len(), "native {theirs:?}\nbuilt {ours:?}");
+    assert!(theirs.iter().all(|r| r["authorization"] == "Bearer native-token"), "{theirs:?}");
+    assert!(ours.iter().all(|r| r["authorization"] == "Bearer host-token"), "{ours:?}");
+    let paths = |log: &[Value]| log.iter().map(|r| r["path"].clone()).collect::<Vec<_>>();
+    assert_eq!(paths(&theirs), paths(&ours));
+}

@@ -44,6 +44,9 @@ pub(crate) struct FileConfig {
     pub(crate) registries: FileRegistries,
     #[serde(default)]
     pub(crate) store: FileStore,
+    /// `[network]`: where names plugins reach are sent, and which extra CAs are trusted.
+    #[serde(default)]
+    pub(crate) network: FileNetwork,
     /// `[secrets.NAME]`: values plugins never see, set on their requests by credentials.
     #[serde(default)]
     pub(crate) secrets: BTreeMap<String, Spanned<FileSecret>>,
@@ -193,6 +196,17 @@ pub(crate) struct FileLimits {
     pub(crate) page_size: Option<usize>,
     pub(crate) max_plugin_mib: Option<Spanned<u64>>,
     pub(crate) compile_timeout_ms: Option<Spanned<u64>>,
+}
+
+/// `[network]`: the operator's routes for every plugin's outgoing HTTP (config/routes.rs).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileNetwork {
+    /// Host name → `ADDRESS:PORT` connected to instead of the name's DNS answer.
+    #[serde(default)]
+    pub(crate) hosts: BTreeMap<String, Spanned<String>>,
+    /// PEM certificates of CAs trusted beside the public web's roots.
+    pub(crate) ca_file: Option<Spanned<PathBuf>>,
 }
 
 /// `[cache]`: the compile cache.

@@ -20,6 +20,7 @@ mod file;
 mod http;
 mod plugin;
 mod problems;
+mod routes;
 mod secrets;
 mod store;
 mod tasks;

@@ -13,6 +13,7 @@ use super::problems::spanned_limit;
 use super::secrets::Secrets;
 use crate::runtime::grants::credentials::{Credential, Origin, Placement, Template};
 use crate::runtime::grants::limits;
+use crate::runtime::grants::routes::Routes;
 use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
 use crate::runtime::grants::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::runtime::grants::roots::AllowedDir;
@@ -20,11 +21,12 @@ use crate::runtime::grants::roots::AllowedDir;
 /// Every `[plugin.NAME]` section of `file` (in name order, so problems come in a stable
 /// order); each problem is kept in `problems`.
 pub(crate) fn plugin_configs(file: &ConfigFile, secrets: &Secrets, problems: &mut Problems) -> PluginConfigs {
+    let routes = Arc::new(problems.take(super::routes::routes(file)).unwrap_or_default());
     let mut sections: Vec<_> = file.config.plugin.iter().collect();
     sections.sort_by_key(|(name, _)| name.as_str());
     sections
         .into_iter()
-        .map(|(name, section)| (name.clone(), plugin_config(file, name, section, secrets, problems)))
+        .map(|(name, section)| (name.clone(), plugin_config(file, name, section, secrets, &routes, problems)))
         .collect()
 }
 
@@ -33,6 +35,7 @@ fn plugin_config(
     name: &str,
     section: &FilePlugin,
     secrets: &Secrets,
+    routes: &Arc<Routes>,
     problems: &mut Problems,
 ) -> PluginConfig {
     let key = |key: &str| format!("[plugin.{name}] {key}");
@@ -41,7 +44,7 @@ fn plugin_config(
     let output = spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib);
     let prepared = spanned_limit(file, &section.prepared, &key("prepared"), limits::prepared_count);
     PluginConfig {
-        policy: policy(file, name, section, secrets, problems),
+        policy: policy(file, name, section, secrets, routes, problems),
         prefix: section.prefix.clone(),
         tools: section.tools.clone(),
         exclude_tools: section.exclude_tools.clone().unwrap_or_default(),
@@ -73,8 +76,15 @@ fn task_policy(
 }
 
 /// What the section grants: directories, network, environment, stubs.
-fn policy(file: &ConfigFile, name: &str, section: &FilePlugin, secrets: &Secrets, problems: &mut Problems) -> Policy {
-    let mut network = problems.take(network(file, name, section)).flatten();
+fn policy(
+    file: &ConfigFile,
+    name: &str,
+    section: &FilePlugin,
+    secrets: &Secrets,
+    routes: &Arc<Routes>,
+    problems: &mut Problems,
+) -> Policy {
+    let mut network = problems.take(network(file, name, section, routes)).flatten();
     let credentials: Vec<_> =
         section.credentials.iter().filter_map(|c| problems.take(credential(file, name, c, secrets))).collect();
     match &mut network {
@@ -205,7 +215,12 @@ fn plugin_dir(file: &ConfigFile, name: &str, dir: &FilePluginDir) -> Result<Plug
     Ok(PluginDir { dir: allowed, within_client_roots: dir.within_client_roots })
 }
 
-fn network(file: &ConfigFile, name: &str, section: &FilePlugin) -> Result<Option<Arc<NetworkPolicy>>> {
+fn network(
+    file: &ConfigFile,
+    name: &str,
+    section: &FilePlugin,
+    routes: &Arc<Routes>,
+) -> Result<Option<Arc<NetworkPolicy>>> {
     let Some(entries) = &section.network else {
         if section.allow_private_network.is_some() {
             return Err(anyhow!(
@@ -227,5 +242,6 @@ fn network(file: &ConfigFile, name: &str, section: &FilePlugin) -> Result<Option
         allow,
         allow_private: section.allow_private_network.unwrap_or(false),
         credentials: Vec::new(),
+        routes: routes.clone(),
     })))
 }

@@ -196,7 +196,8 @@ const compat = {
     });
     b.onLoad({ filter: /.*/, namespace: 'mcpbox-embedded' }, () => ({ contents: embedded(), loader: 'js' }));
     // The SDK's stdio transport, whichever way it is imported: the bridge's.
-    b.onLoad({ filter: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/](esm|cjs)[\\/]server[\\/]stdio\.js$/ }, () => ({
+    // (`dist/esm/` and `dist/cjs/` since 1.1, `dist/` before.)
+    b.onLoad({ filter: /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]((esm|cjs)[\\/])?server[\\/]stdio\.js$/ }, () => ({
       contents: `export { StdioServerTransport } from ${JSON.stringify(join(here, 'transport.js'))};`,
       loader: 'js',
     }));

@@ -23,6 +23,7 @@ use crate::runtime::effects::special_purpose::refusal;
 use crate::runtime::grants::address::split_host_port;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::policy::NetworkPolicy;
+use crate::runtime::grants::routes::Routes;
 
 /// Connecting (DNS, TCP, TLS) gets this long unless the guest asks for less.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -178,6 +179,8 @@ struct Target {
     port: u16,
     tls: bool,
     address: SocketAddr,
+    /// The operator's routes: the CAs its TLS trusts.
+    routes: Arc<Routes>,
 }
 
 impl Target {
@@ -211,6 +214,11 @@ async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target
     if policy.admits(&scheme, &host, port).is_none() && !crate::switched_off!("network.allow-list") {
         return Err(denied(HttpError::HttpRequestDenied, format!("{scheme}://{host}:{port} is not in the allow-list")));
     }
+    // A name the operator pointed at an address goes there (`[network] hosts`): still under the
+    // allow-list above; the public-address rule below is the operator's to waive, and is.
+    if let Some(address) = policy.routes.address(&host) {
+        return Ok(Target { host, port, tls, address, routes: policy.routes.clone() });
+    }
     let addresses: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => tokio::net::lookup_host((host.as_str(), port))
@@ -231,7 +239,7 @@ async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target
     }
     let address =
         *addresses.first().ok_or_else(|| denied(HttpError::DestinationNotFound, format!("{host} has no address")))?;
-    Ok(Target { host, port, tls, address })
+    Ok(Target { host, port, tls, address, routes: policy.routes.clone() })
 }
 
 trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Sync + Unpin + 'static {}
@@ -250,7 +258,7 @@ async fn send(
     let stream: Box<dyn Stream> = if target.tls {
         let server_name = tokio_rustls::rustls::pki_types::ServerName::try_from(target.host.clone())
             .map_err(|_| HttpError::TlsCertificateError)?;
-        let connector = tokio_rustls::TlsConnector::from(tls_config());
+        let connector = tokio_rustls::TlsConnector::from(tls_config(&target.routes));
         let tls = tokio::time::timeout(connect_timeout, connector.connect(server_name, tcp))
             .await
             .map_err(|_| HttpError::ConnectionTimeout)?
@@ -275,11 +283,15 @@ async fn send(
 }
 
 #[expect(clippy::expect_used, reason = "ring implements every TLS version rustls defaults to: a constant fact")]
-fn tls_config() -> Arc<tokio_rustls::rustls::ClientConfig> {
+fn tls_config(routes: &Routes) -> Arc<tokio_rustls::rustls::ClientConfig> {
     static CONFIG: std::sync::OnceLock<Arc<tokio_rustls::rustls::ClientConfig>> = std::sync::OnceLock::new();
-    CONFIG
+    // The operator's extra CAs (`[network] ca_file`) beside the public roots, else the public
+    // roots alone.
+    let cell = if routes.extra_roots.is_empty() { &CONFIG } else { &routes.tls };
+    cell
         .get_or_init(|| {
-            let roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
+            let mut roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
+            let _ = roots.add_parsable_certificates(routes.extra_roots.iter().cloned());
             let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
             let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()

@@ -2,7 +2,7 @@
 //! principal) give a plugin, and nothing a plugin says can widen. Directories (`roots`, and each
 //! principal's own in `principal_dirs`), hosts and environment (`policy`, with `address` parsing
 //! its `host:port` entries), the credentials set on its requests and the secrets in them
-//! (`credentials`), the limits every call runs under (`limits`), all of it per plugin
+//! (`credentials`), where the operator points names and which CAs it trusts (`routes`), the limits every call runs under (`limits`), all of it per plugin
 //! (`plugin_config`); and what a plugin asks for in its own metadata, shown and never granted
 //! (`requested`). Values only: this room runs nothing and knows no sandbox, plugin or catalog.
 
@@ -15,3 +15,4 @@ pub(crate) mod policy;
 pub(crate) mod principal_dirs;
 pub(crate) mod requested;
 pub(crate) mod roots;
+pub(crate) mod routes;
