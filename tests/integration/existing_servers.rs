@@ -251,3 +251,90 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
     let paths = |log: &[Value]| log.iter().map(|r| r["path"].clone()).collect::<Vec<_>>();
     assert_eq!(paths(&theirs), paths(&ours));
 }
+
+/// A server that cannot run sandboxed fails the build with every blocker and where it is: it
+/// drives a browser, starts a process, loads a native extension. No component is written,
+/// only the report.
+#[test]
+fn a_server_that_needs_a_browser_a_process_and_a_native_extension_fails_the_build_naming_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = repo_root().join("tests/fixtures/existing/blocked");
+    let (ok, text, report) = build(source.to_str().unwrap(), dir.path(), "blocked");
+    assert!(!ok, "a blocked server was built:\n{text}");
+    assert!(!dir.path().join("blocked.wasm").exists(), "a component was written for a blocked server");
+    let blockers = report["blockers"].as_array().cloned().unwrap_or_default();
+    let has = |what: &str, at: &str| {
+        blockers.iter().any(|b| b["what"].as_str().is_some_and(|w| w.contains(what)) && b["at"].as_str() == Some(at))
+    };
+    assert!(has("child_process: spawn", "server.js:12"), "{report:#}");
+    assert!(has("puppeteer", "node_modules/puppeteer/index.js:1"), "{report:#}");
+    assert!(has("native-thing", "node_modules/native-thing/index.js:1"), "{report:#}");
+    assert!(text.contains("server.js:12") && text.contains("drives a browser"), "the printed report lists them:\n{text}");
+}
+
+/// The code of a built server gets exactly what any plugin gets: the environment and
+/// arguments the operator configured (read when a call runs, never at build time: a variable
+/// of the build's shell is nowhere in the component; a module-level random id differs per
+/// call), no process, no socket, no file outside its grants; writes only where granted.
+#[test]
+fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = repo_root().join("tests/fixtures/existing/probe");
+    let shell_secret = format!("build-shell-{}", std::process::id());
+    let (node, _) = reference_servers();
+    let out = dir.path().join("probe.wasm");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        .args(["build", source.to_str().unwrap(), "--node", &node, "-o"])
+        .arg(&out)
+        .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_PROBE_SECRET", &shell_secret)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(
+        !bytes.windows(shell_secret.len()).any(|w| w == shell_secret.as_bytes()),
+        "a variable of the build's shell is in the component"
+    );
+
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("hello.txt"), "hello from the grant").unwrap();
+    let _ = std::fs::remove_file("/tmp/mcpbox-probe-escape");
+    let config = crate::common::ConfigFile::new(&format!(
+        "plugins = [{out:?}]\n[plugin.probe]\nprefix = \"\"\nroots = false\nargs = [\"--verbose\"]\n\
+         env = {{ MCPBOX_PROBE_SECRET = \"from-config\" }}\n\n\
+         [[plugin.probe.dirs]]\npath = {data:?}\nname = \"data\"\n"
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
+    let state = |server: &mut crate::common::Server| -> Value {
+        let result = crate::common::call_tool(server, "module_state", json!({}));
+        serde_json::from_str(&crate::common::text(&result)).unwrap()
+    };
+    let (first, second) = (state(&mut server), state(&mut server));
+    assert_eq!(first["secret"], "from-config", "{first}");
+    assert_eq!(first["argv"], json!(["--verbose"]), "{first}");
+    assert_eq!(first["home"], Value::Null, "the host's environment reached the guest: {first}");
+    assert_ne!(first["instance"], second["instance"], "module-level state outlived its call");
+
+    let attempt = |server: &mut crate::common::Server, what: &str| {
+        crate::common::call_tool(server, "attempt", json!({ "what": what }))
+    };
+    for (what, refusal) in [
+        ("spawn", "child_process.execSync is not available"),
+        ("socket", "refused"),
+        ("read_outside", "ENOENT"),
+        ("write_outside", "ENOENT"),
+        ("write_granted", "refused"),
+    ] {
+        let result = attempt(&mut server, what);
+        assert_eq!(result["isError"], true, "{what}: {result}");
+        assert!(crate::common::text(&result).contains(refusal), "{what}: {result}");
+    }
+    assert!(!Path::new("/tmp/mcpbox-probe-escape").exists(), "a write outside the grants reached the host");
+    assert_eq!(std::fs::read_to_string(data.join("hello.txt")).unwrap(), "hello from the grant");
+    let granted = attempt(&mut server, "read_granted");
+    assert_eq!(crate::common::text(&granted), "hello from the grant", "{granted}");
+}

@@ -274,6 +274,9 @@ function bundleOnce() {
     metafile: true,
     logLevel: 'silent',
     mainFields: ['module', 'main'],
+    // A dependency's path stays under node_modules (a `file:` dependency is a symlink there),
+    // so the scan knows it as a package.
+    preserveSymlinks: true,
     conditions: ['import', 'module', 'default'],
     inject: [join(here, 'node/globals.js')],
     define: { __dirname: '"/app"', __filename: '"/app/index.js"', 'process.env.NODE_ENV': '"production"' },
