@@ -19,6 +19,11 @@ const REFERENCE_VERSION: &str = "2026.8.31";
 /// Runs `mcpbox build SOURCE -o DIR/NAME.wasm` with the tests' Node and toolchain directory;
 /// `(succeeded, stdout and stderr, the report)`.
 fn build(source: &str, dir: &Path, name: &str) -> (bool, String, Value) {
+    build_with(source, dir, name, &[])
+}
+
+/// [`build`] with more environment for the build.
+fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (bool, String, Value) {
     let (node, _) = reference_servers();
     let out = dir.join(format!("{name}.wasm"));
     let output = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
@@ -27,6 +32,7 @@ fn build(source: &str, dir: &Path, name: &str) -> (bool, String, Value) {
         .current_dir(dir)
         .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("cannot run mcpbox build");
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
@@ -221,7 +227,10 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
     let args: Vec<String> = ["--mount", "--net", "--map-root-user", "sh", "-c", script, "sh"]
         .iter()
         .map(|s| s.to_string())
-        .chain([&hosts, &PathBuf::from(&python), &standin, &cert, &key, &theirs_log, &native_ready].map(|p| p.display().to_string()))
+        .chain(
+            [&hosts, &PathBuf::from(&python), &standin, &cert, &key, &theirs_log, &native_ready]
+                .map(|p| p.display().to_string()),
+        )
         .chain([node, entry])
         .collect();
     let reference = json!({
@@ -254,12 +263,15 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
 
 /// A server that cannot run sandboxed fails the build with every blocker and where it is: it
 /// drives a browser, starts a process, loads a native extension. No component is written,
-/// only the report.
+/// only the report; and its install script never ran on the build machine.
 #[test]
 fn a_server_that_needs_a_browser_a_process_and_a_native_extension_fails_the_build_naming_each() {
     let dir = tempfile::tempdir().unwrap();
     let source = repo_root().join("tests/fixtures/existing/blocked");
-    let (ok, text, report) = build(source.to_str().unwrap(), dir.path(), "blocked");
+    let marker = dir.path().join("postinstall-ran");
+    let (ok, text, report) =
+        build_with(source.to_str().unwrap(), dir.path(), "blocked", &[("MCPBOX_POSTINSTALL_MARKER", &marker)]);
+    assert!(!marker.exists(), "the server's install script ran on the build machine");
     assert!(!ok, "a blocked server was built:\n{text}");
     assert!(!dir.path().join("blocked.wasm").exists(), "a component was written for a blocked server");
     let blockers = report["blockers"].as_array().cloned().unwrap_or_default();
@@ -269,7 +281,10 @@ fn a_server_that_needs_a_browser_a_process_and_a_native_extension_fails_the_buil
     assert!(has("child_process: spawn", "server.js:12"), "{report:#}");
     assert!(has("puppeteer", "node_modules/puppeteer/index.js:1"), "{report:#}");
     assert!(has("native-thing", "node_modules/native-thing/index.js:1"), "{report:#}");
-    assert!(text.contains("server.js:12") && text.contains("drives a browser"), "the printed report lists them:\n{text}");
+    assert!(
+        text.contains("server.js:12") && text.contains("drives a browser"),
+        "the printed report lists them:\n{text}"
+    );
 }
 
 /// The code of a built server gets exactly what any plugin gets: the environment and
@@ -291,7 +306,12 @@ fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_
         .env("MCPBOX_PROBE_SECRET", &shell_secret)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let bytes = std::fs::read(&out).unwrap();
     assert!(
         !bytes.windows(shell_secret.len()).any(|w| w == shell_secret.as_bytes()),

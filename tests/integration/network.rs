@@ -100,6 +100,25 @@ fn the_denying_stub_refuses_every_request() {
     assert_still_serving(&mut server);
 }
 
+/// The operator's `[network] hosts` sends a name to the address it gives (a loopback stand-in
+/// here), for plugins whose allow-list names it; a name routed but not allow-listed is refused
+/// like any other, and nothing reaches the stand-in.
+#[test]
+fn a_name_the_operator_routes_is_reached_only_through_the_allow_list() {
+    let target = TestServer::start();
+    let port = target.port;
+    let (mut server, _config) = serve(&format!(
+        "network = [\"http://routed.test\"]\n\n[network]\n\
+         hosts = {{ \"routed.test\" = \"127.0.0.1:{port}\", \"unlisted.test\" = \"127.0.0.1:{port}\" }}"
+    ));
+    assert_refused(&fetch(&mut server, "http://unlisted.test/hello", 0), "HttpRequestDenied");
+    assert!(target.requests().is_empty(), "a refused request reached the stand-in: {:?}", target.requests());
+    let reached = fetch(&mut server, "http://routed.test/hello", 0);
+    assert_eq!(reached["isError"], false, "{reached}");
+    assert!(text(&reached).contains("hello"), "{reached}");
+    assert_eq!(target.requests(), ["GET /hello HTTP/1.1"]);
+}
+
 #[test]
 fn only_allow_listed_public_addresses_are_reached() {
     let target = TestServer::start();

@@ -13,10 +13,10 @@ use super::problems::spanned_limit;
 use super::secrets::Secrets;
 use crate::runtime::grants::credentials::{Credential, Origin, Placement, Template};
 use crate::runtime::grants::limits;
-use crate::runtime::grants::routes::Routes;
 use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
 use crate::runtime::grants::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::runtime::grants::roots::AllowedDir;
+use crate::runtime::grants::routes::Routes;
 
 /// Every `[plugin.NAME]` section of `file` (in name order, so problems come in a stable
 /// order); each problem is kept in `problems`.

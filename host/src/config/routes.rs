@@ -30,7 +30,10 @@ pub(crate) fn routes(file: &ConfigFile) -> Result<Routes> {
             bail!("{at}: [network] hosts: `{name}` is not a host name");
         }
         let target: SocketAddr = address.get_ref().parse().map_err(|_| {
-            anyhow!("{at}: [network] hosts.\"{name}\": `{}` is not ADDRESS:PORT (e.g. 127.0.0.1:8443)", address.get_ref())
+            anyhow!(
+                "{at}: [network] hosts.\"{name}\": `{}` is not ADDRESS:PORT (e.g. 127.0.0.1:8443)",
+                address.get_ref()
+            )
         })?;
         hosts.insert(host, target);
     }
@@ -38,7 +41,8 @@ pub(crate) fn routes(file: &ConfigFile) -> Result<Routes> {
     if let Some(ca_file) = &section.ca_file {
         let at = file.at(ca_file.span());
         let path = file.resolve(ca_file.get_ref());
-        let pem = std::fs::read(&path).with_context(|| format!("{at}: [network] ca_file: cannot read {}", path.display()))?;
+        let pem =
+            std::fs::read(&path).with_context(|| format!("{at}: [network] ca_file: cannot read {}", path.display()))?;
         for certificate in CertificateDer::pem_slice_iter(&pem) {
             let certificate =
                 certificate.map_err(|e| anyhow!("{at}: [network] ca_file: {} is not PEM: {e}", path.display()))?;

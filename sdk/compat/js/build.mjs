@@ -29,8 +29,13 @@ const require = createRequire(join(here, 'build.mjs'));
 const BUILTINS = new Set(require('node:module').builtinModules);
 // An npm package of the toolchain by name (`buffer/`: the package, not Node's module).
 const toolchain = (name) => require.resolve(`${name}/`);
+// `--NAME VALUE` pairs, and two switches that only the test suite's mcpbox passes (each turns
+// a protection off to prove a test guards it).
+const SWITCHES = new Set(['--run-install-scripts', '--with-build-environment']);
+const switches = new Set(process.argv.filter((arg) => SWITCHES.has(arg)));
 const options = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
+  process.argv.slice(2).filter((arg) => !SWITCHES.has(arg))
+    .reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
 );
 const report = { language: 'javascript', source: options.source, blockers: [], shims: [], stubs: [], environment: [], hosts: [], notes: [] };
 const steps = 5;
@@ -52,7 +57,9 @@ function refuse(message) {
 // Files embedded for the server to read next to its code: at most this much in all.
 const EMBED_LIMIT = 4 << 20;
 // What npm and the bundler may take (an install is the network's, a bundle the CPU's).
-const NPM = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', '--no-save'];
+// `--ignore-scripts`: no install script of the server or of any dependency runs on this
+// machine (they are code the build has not sandboxed).
+const NPM = ['install', ...(switches.has('--run-install-scripts') ? [] : ['--ignore-scripts']), '--no-audit', '--no-fund', '--loglevel=error', '--no-save'];
 
 function npm(cwd, args) {
   const run = spawnSync('npm', [...NPM, ...args], { cwd, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -262,7 +269,7 @@ try {
 
 function bundleOnce() {
   return build({
-    entryPoints: [join(here, 'bridge.js')],
+    entryPoints: [join(here, switches.has('--with-build-environment') ? 'preinitialized.js' : 'bridge.js')],
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -279,7 +286,12 @@ function bundleOnce() {
     preserveSymlinks: true,
     conditions: ['import', 'module', 'default'],
     inject: [join(here, 'node/globals.js')],
-    define: { __dirname: '"/app"', __filename: '"/app/index.js"', 'process.env.NODE_ENV': '"production"' },
+    define: {
+      __dirname: '"/app"',
+      __filename: '"/app/index.js"',
+      'process.env.NODE_ENV': '"production"',
+      __MCPBOX_BUILD_ENVIRONMENT__: switches.has('--with-build-environment') ? JSON.stringify(process.env) : '{}',
+    },
     plugins: [compat],
   });
 }
@@ -336,7 +348,8 @@ const { component } = await componentize({
   // fetch (wasi:http) only for a server that names it: the host links wasi:http only for
   // plugins granted a network.
   disableFeatures: report.uses_fetch ? [] : ['http', 'fetch-event'],
-  // Nothing of the build machine in the snapshot (module top-level code runs at build time).
+  // Nothing of the build machine in the snapshot: the bridge's own top level runs at build
+  // time, the server's code only when a call runs.
   env: {},
 });
 writeFileSync(options.out, component);

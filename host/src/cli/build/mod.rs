@@ -167,6 +167,9 @@ fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Pat
         .arg(report_path)
         .arg("--wit")
         .arg(&wit)
+        // The two protections of a build (SECURITY.md), off only in the test suite's build.
+        .args(crate::switched_off!("build.no-install-scripts").then_some("--run-install-scripts"))
+        .args(crate::switched_off!("build.no-build-environment").then_some("--with-build-environment"))
         .current_dir(work)
         .env("PATH", toolchain::path_with(&node))
         .status()

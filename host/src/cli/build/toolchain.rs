@@ -28,6 +28,7 @@ const LAYER: &[(&str, &str)] = &[
     ("build.mjs", include_str!("../../../../sdk/compat/js/build.mjs")),
     ("scan.mjs", include_str!("../../../../sdk/compat/js/scan.mjs")),
     ("bridge.js", include_str!("../../../../sdk/compat/js/bridge.js")),
+    ("preinitialized.js", include_str!("../../../../sdk/compat/js/preinitialized.js")),
     ("locale.js", include_str!("../../../../sdk/compat/js/locale.js")),
     ("session.js", include_str!("../../../../sdk/compat/js/session.js")),
     ("transport.js", include_str!("../../../../sdk/compat/js/transport.js")),

@@ -211,6 +211,12 @@ async fn check(policy: Option<&NetworkPolicy>, uri: &http::Uri) -> Result<Target
         .ok_or_else(|| denied(HttpError::HttpRequestUriInvalid, "invalid port".into()))?;
     let port = port.unwrap_or(if tls { 443 } else { 80 });
     let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    // (A routed name is looked up after the allow-list: switched off, before it.)
+    if crate::switched_off!("network.routes-within-allow-list")
+        && let Some(address) = policy.routes.address(&host)
+    {
+        return Ok(Target { host, port, tls, address, routes: policy.routes.clone() });
+    }
     if policy.admits(&scheme, &host, port).is_none() && !crate::switched_off!("network.allow-list") {
         return Err(denied(HttpError::HttpRequestDenied, format!("{scheme}://{host}:{port} is not in the allow-list")));
     }
@@ -288,17 +294,16 @@ fn tls_config(routes: &Routes) -> Arc<tokio_rustls::rustls::ClientConfig> {
     // The operator's extra CAs (`[network] ca_file`) beside the public roots, else the public
     // roots alone.
     let cell = if routes.extra_roots.is_empty() { &CONFIG } else { &routes.tls };
-    cell
-        .get_or_init(|| {
-            let mut roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-            let _ = roots.add_parsable_certificates(routes.extra_roots.iter().cloned());
-            let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-            let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("ring supports rustls' default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            Arc::new(config)
-        })
-        .clone()
+    cell.get_or_init(|| {
+        let mut roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
+        let _ = roots.add_parsable_certificates(routes.extra_roots.iter().cloned());
+        let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+        let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports rustls' default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Arc::new(config)
+    })
+    .clone()
 }

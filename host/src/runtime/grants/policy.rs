@@ -228,14 +228,22 @@ mod tests {
         assert!(policy.admits("http", "10.0.0.5", 8080).is_some());
         assert!(policy.admits("http", "::1", 80).is_some());
         assert_eq!(policy.allow[1].to_string(), "https://*.example.org:8443");
-        let any: NetworkPolicy =
-            NetworkPolicy { allow: vec!["https://*".parse().unwrap()], allow_private: false, credentials: Vec::new(), routes: Default::default() };
+        let any: NetworkPolicy = NetworkPolicy {
+            allow: vec!["https://*".parse().unwrap()],
+            allow_private: false,
+            credentials: Vec::new(),
+            routes: Default::default(),
+        };
         assert!(any.admits("https", "example.com", 443).is_some());
         assert!(any.admits("https", "192.0.2.1", 443).is_some(), "addresses are checked after resolution");
         assert!(any.admits("http", "example.com", 80).is_none(), "scheme must match");
         assert!(any.admits("https", "example.com", 8443).is_none(), "port must match");
-        let everything: NetworkPolicy =
-            NetworkPolicy { allow: vec!["*".parse().unwrap()], allow_private: false, credentials: Vec::new(), routes: Default::default() };
+        let everything: NetworkPolicy = NetworkPolicy {
+            allow: vec!["*".parse().unwrap()],
+            allow_private: false,
+            credentials: Vec::new(),
+            routes: Default::default(),
+        };
         assert!(everything.admits("http", "example.com", 8080).is_some());
         assert_eq!(everything.allow[0].to_string(), "*");
         let any_port: HostPattern = "http://*:*".parse().unwrap();
