@@ -71,10 +71,16 @@ fn the_credentials_page_runs_as_written() {
     run_document("docs/credentials.md");
 }
 
+/// Apart too: it builds a server from npm and serves it.
+#[test]
+fn the_existing_servers_page_runs_as_written() {
+    run_document("docs/existing-servers.md");
+}
+
 #[test]
 fn the_other_pages_run_as_written() {
     for document in documents() {
-        let apart = ["README.md", "docs/config.md", "docs/credentials.md"];
+        let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md"];
         if !GUIDES.contains(&document.as_str()) && !apart.contains(&document.as_str()) {
             run_document(&document);
         }
