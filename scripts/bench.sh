@@ -24,6 +24,8 @@
 #                             time, compile time against the cached start-up, call latency
 #   scripts/bench.sh reference the bundled plugins against the reference servers they replace:
 #                             size, compile time, call latency, start-up and memory
+#   scripts/bench.sh built    a server built by `mcpbox build` (sequential-thinking from npm)
+#                             against itself on Node: start-up, RSS, p50, calls/s at 1 and 8
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build-guests.sh"
@@ -52,5 +54,8 @@ case "${1:-compare}" in
   reference)
     cargo build --release -p mcpbox
     python3 scripts/bench-reference.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference]" >&2; exit 2 ;;
+  built)
+    cargo build --release -p mcpbox
+    python3 scripts/bench-built.py target/release/mcpbox ;;
+  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference|built]" >&2; exit 2 ;;
 esac

@@ -243,6 +243,22 @@ function embedded() {
   return `export default ${JSON.stringify(files)};`;
 }
 
+// The libraries every bridged server shares, run at build time (pre-initialized into the
+// snapshot) instead of in every call: the MCP SDK's modules and zod that the server's code
+// reaches. Their top-level code defines classes and schemas and reads nothing of the machine;
+// and pre-initialization could not let it (Wizer traps any import a module calls then: no
+// environment, clock, random numbers or files). If it traps all the same, the build goes on
+// without (every module then runs per call).
+const PRELOADED = /[\\/]node_modules[\\/](@modelcontextprotocol[\\/]sdk|zod)[\\/].*\.(m|c)?js$/;
+let preload = [];
+function entryPoint() {
+  if (switches.has('--with-build-environment')) return join(here, 'preinitialized.js');
+  if (!preload.length) return join(here, 'bridge.js');
+  const entry = join(options.work, 'entry.js');
+  writeFileSync(entry, [...preload.map((p) => `import ${JSON.stringify(p)};`), `export * from ${JSON.stringify(join(here, 'bridge.js'))};`].join('\n'));
+  return entry;
+}
+
 // A stub exports the names its importers ask for: each bundling that finds an import a stub
 // lacks adds it and goes again.
 async function bundleWithStubs() {
@@ -253,7 +269,6 @@ async function bundleWithStubs() {
       const missing = (error.errors ?? []).map((e) => e.text.match(/^No matching export in "mcpbox-stub:([^"]+)" for import "([^"]+)"$/)).filter(Boolean);
       if (!missing.length || attempt > 8) throw error;
       for (const [, module, name] of missing) (STUBS[module] ??= []).includes(name) || STUBS[module].push(name);
-      uses.length = 0;
     }
   }
 }
@@ -261,6 +276,8 @@ async function bundleWithStubs() {
 let bundle;
 try {
   bundle = await bundleWithStubs();
+  preload = Object.keys(bundle.metafile.inputs).map((p) => resolve(p)).filter((p) => PRELOADED.test(p));
+  if (preload.length) bundle = await bundleWithStubs();
 } catch (error) {
   const first = error.errors?.[0];
   const where = first?.location ? ` (${relative(app, first.location.file)}:${first.location.line})` : '';
@@ -268,8 +285,10 @@ try {
 }
 
 function bundleOnce() {
+  uses.length = 0;
+  embeddedFiles.length = 0;
   return build({
-    entryPoints: [join(here, switches.has('--with-build-environment') ? 'preinitialized.js' : 'bridge.js')],
+    entryPoints: [entryPoint()],
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -341,17 +360,34 @@ for (const name of ['wasi-cli', 'wasi-clocks', 'wasi-filesystem', 'wasi-io', 'wa
   writeFileSync(join(wit, 'deps', name, 'package.wit'), text);
 }
 const { componentize } = await import('@bytecodealliance/componentize-js');
-const { component } = await componentize({
-  sourcePath: bundlePath,
-  witPath: wit,
-  worldName: 'bridged',
-  // fetch (wasi:http) only for a server that names it: the host links wasi:http only for
-  // plugins granted a network.
-  disableFeatures: report.uses_fetch ? [] : ['http', 'fetch-event'],
-  // Nothing of the build machine in the snapshot: the bridge's own top level runs at build
-  // time, the server's code only when a call runs.
-  env: {},
-});
+let component;
+try {
+  component = await make(bundlePath);
+  report.preinitialized = preload.map((p) => relative(app, p).split(sep).join('/')).filter((p, i, all) => all.indexOf(p) === i).length;
+} catch (error) {
+  if (!preload.length) throw error;
+  console.error(`pre-initializing the SDK failed (${String(error.message).split('\n')[0]}): every module runs per call`);
+  preload = [];
+  bundle = await bundleWithStubs();
+  writeFileSync(bundlePath, bundle.outputFiles[0].text);
+  component = await make(bundlePath);
+  report.preinitialized = 0;
+}
 writeFileSync(options.out, component);
 report.component_bytes = component.length;
 finish(0);
+
+async function make(sourcePath) {
+  const made = await componentize({
+    sourcePath,
+    witPath: wit,
+    worldName: 'bridged',
+    // fetch (wasi:http) only for a server that names it: the host links wasi:http only for
+    // plugins granted a network.
+    disableFeatures: report.uses_fetch ? [] : ['http', 'fetch-event'],
+    // Nothing of the build machine in the snapshot: the bridge's own top level and the
+    // preloaded libraries run at build time, the server's code only when a call runs.
+    env: {},
+  });
+  return made.component;
+}

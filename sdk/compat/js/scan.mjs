@@ -53,6 +53,7 @@ export function scan({ app, packageDir, inputs, uses }) {
   const notes = new Set();
   let usesFetch = false;
   let writesFiles = false;
+  const flavours = new Set();
 
   for (const path of inputs) {
     if (isSdk(path)) continue;
@@ -60,6 +61,8 @@ export function scan({ app, packageDir, inputs, uses }) {
     text.forEach((line, i) => {
       if (/\bfetch\s*\(/.test(line) && !/\bfunction\s+fetch\s*\(/.test(line)) usesFetch = true;
       if (!own(path)) return;
+      if (/\bnew\s+McpServer\s*\(/.test(line)) flavours.add('McpServer');
+      if (/\bnew\s+Server\s*\(/.test(line)) flavours.add('Server (low-level)');
       for (const m of line.matchAll(/process\.env(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*['"]([^'"]+)['"]\s*\])/g)) {
         const name = m[1] ?? m[2];
         if (name === 'NODE_ENV') continue;
@@ -125,6 +128,7 @@ export function scan({ app, packageDir, inputs, uses }) {
     shims: [...shims].map(([module, at]) => ({ module, at })),
     stubs: [...stubs].map(([module, at]) => ({ module, at })),
     blockers: [...unique.values()],
+    flavour: [...flavours].join(', ') || undefined,
     uses_fetch: usesFetch,
     writes_files: writesFiles,
     notes: [...notes],

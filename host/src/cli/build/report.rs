@@ -78,7 +78,8 @@ pub(crate) fn render(name: &str, report: &Value) -> String {
         report["source"].as_str().unwrap_or("")
     );
     if let Some(package) = sdk["package"].as_str() {
-        let _ = writeln!(out, "  sdk: {package} {}", sdk["version"].as_str().unwrap_or("?"));
+        let flavour = report["flavour"].as_str().map(|f| format!(" ({f})")).unwrap_or_default();
+        let _ = writeln!(out, "  sdk: {package} {}{flavour}", sdk["version"].as_str().unwrap_or("?"));
     }
     if let Some(entry) = report["entry"].as_str() {
         let _ = writeln!(out, "  entry: {entry}");
