@@ -19,7 +19,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "@modelcontextprotocol/server-sequential-thinking"
 VERSION = "2026.8.31"
-REPEAT = 5
+REPEAT = int(os.environ.get("BENCH_REPS", 5))
 SEQUENTIAL = 300
 IN_FLIGHT = 8
 PIPELINED = 800

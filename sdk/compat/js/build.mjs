@@ -255,7 +255,14 @@ function entryPoint() {
   if (switches.has('--with-build-environment')) return join(here, 'preinitialized.js');
   if (!preload.length) return join(here, 'bridge.js');
   const entry = join(options.work, 'entry.js');
-  writeFileSync(entry, [...preload.map((p) => `import ${JSON.stringify(p)};`), `export * from ${JSON.stringify(join(here, 'bridge.js'))};`].join('\n'));
+  const lines = preload.map((p) => `import ${JSON.stringify(p)};`);
+  // The SDK's message schemas parse a call's messages once at build time: zod compiles each
+  // schema's fast path on its first parse, which a fresh instance would otherwise redo in
+  // every call (warm.js).
+  const types = preload.find((p) => /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]((esm|cjs)[\\/])?types\.js$/.test(p));
+  if (types) lines.push(`import * as types from ${JSON.stringify(types)};`, `import { warm } from ${JSON.stringify(join(here, 'warm.js'))};`, 'warm(types);');
+  lines.push(`export * from ${JSON.stringify(join(here, 'bridge.js'))};`);
+  writeFileSync(entry, lines.join('\n'));
   return entry;
 }
 

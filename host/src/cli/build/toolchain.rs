@@ -31,6 +31,7 @@ const LAYER: &[(&str, &str)] = &[
     ("preinitialized.js", include_str!("../../../../sdk/compat/js/preinitialized.js")),
     ("locale.js", include_str!("../../../../sdk/compat/js/locale.js")),
     ("session.js", include_str!("../../../../sdk/compat/js/session.js")),
+    ("warm.js", include_str!("../../../../sdk/compat/js/warm.js")),
     ("transport.js", include_str!("../../../../sdk/compat/js/transport.js")),
     ("node/crypto.js", include_str!("../../../../sdk/compat/js/node/crypto.js")),
     ("node/fetch.js", include_str!("../../../../sdk/compat/js/node/fetch.js")),
