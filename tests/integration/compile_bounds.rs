@@ -74,18 +74,20 @@ fn a_file_over_the_size_limit_is_refused_and_the_others_serve() {
 }
 
 /// A component that takes seconds to compile even with an optimized Cranelift: one core module
-/// of many long functions (valid, and useless: it exports nothing mcpbox serves).
+/// of many long functions (valid, and useless: it exports nothing mcpbox serves), each with
+/// constants of its own (identical functions would be compiled once: cranelift's incremental
+/// cache, `runtime/engine/functions.rs`).
 fn slow_to_compile(dir: &std::path::Path) -> std::path::PathBuf {
     use wasm_encoder::{CodeSection, Function, FunctionSection, Instruction, Module, TypeSection, ValType};
     let mut types = TypeSection::new();
     types.ty().function([ValType::I64], [ValType::I64]);
     let (mut functions, mut code) = (FunctionSection::new(), CodeSection::new());
-    for _ in 0..3_000 {
+    for function in 0..3_000i64 {
         functions.function(0);
         let mut body = Function::new([]);
         body.instruction(&Instruction::LocalGet(0));
         for round in 0..400 {
-            body.instruction(&Instruction::I64Const(round * 7 + 1));
+            body.instruction(&Instruction::I64Const(round * 7 + 1 + function * 4_001));
             body.instruction(&Instruction::I64Mul);
             body.instruction(&Instruction::LocalGet(0));
             body.instruction(&Instruction::I64Xor);

@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::common::repo_root;
-use crate::reference_servers::{compare_with, node_server, reference_servers};
+use crate::reference_servers::{compare_with, memory_spec, node_server, reference_servers};
 
 /// The npm versions the builds pin: the reference servers the harness already runs natively.
 const REFERENCE_VERSION: &str = "2026.8.31";
@@ -70,16 +70,7 @@ fn the_memory_server_built_from_npm_matches_it_run_natively() {
     let suggested = report["suggested_config"].as_str().unwrap();
     assert!(suggested.contains("MEMORY_FILE_PATH") && suggested.contains("max_concurrency = 1"), "{suggested}");
 
-    let (node, servers) = reference_servers();
-    let (ours, theirs) = (dir.path().join("box"), dir.path().join("ref"));
-    std::fs::create_dir(&ours).unwrap();
-    std::fs::create_dir(&theirs).unwrap();
-    let mut reference = node_server(&node, &servers, "server-memory", &[]);
-    reference["env"] = json!({"MEMORY_FILE_PATH": theirs.join("memory.jsonl")});
-    let spec = json!({
-        "memory_files": {"reference": theirs.join("memory.jsonl"), "mcpbox": ours.join("memory.jsonl")},
-        "reference": reference,
-    });
+    let (spec, ours) = memory_spec(dir.path());
     let section = format!(
         "roots = false\nmax_concurrency = 1\nenv = {{ MEMORY_FILE_PATH = \"/roots/data/memory.jsonl\" }}\n\n\
          [[plugin.memory.dirs]]\npath = {:?}\nname = \"data\"\nwritable = true\n",

@@ -77,6 +77,22 @@ pub(crate) fn compare_with(
     );
 }
 
+/// The memory scenario's spec in `dir`: the reference server with its file in `dir/ref`, and
+/// the directory mcpbox's side keeps its file in (`dir/box`, returned).
+pub(crate) fn memory_spec(dir: &Path) -> (Value, std::path::PathBuf) {
+    let (node, servers) = reference_servers();
+    let (ours, theirs) = (dir.join("box"), dir.join("ref"));
+    std::fs::create_dir(&ours).unwrap();
+    std::fs::create_dir(&theirs).unwrap();
+    let mut reference = node_server(&node, &servers, "server-memory", &[]);
+    reference["env"] = json!({"MEMORY_FILE_PATH": theirs.join("memory.jsonl")});
+    let spec = json!({
+        "memory_files": {"reference": theirs.join("memory.jsonl"), "mcpbox": ours.join("memory.jsonl")},
+        "reference": reference,
+    });
+    (spec, ours)
+}
+
 pub(crate) fn node_server(node: &str, servers: &str, package: &str, args: &[&str]) -> Value {
     let mut all = vec![format!("{servers}/node_modules/@modelcontextprotocol/{package}/dist/index.js")];
     all.extend(args.iter().map(|a| a.to_string()));
@@ -103,17 +119,8 @@ fn filesystem_matches_the_reference_server() {
 /// two files end the same; concurrent writers lose nothing.
 #[test]
 fn memory_matches_the_reference_server() {
-    let (node, servers) = reference_servers();
     let dir = tempfile::tempdir().unwrap();
-    let (ours, theirs) = (dir.path().join("box"), dir.path().join("ref"));
-    std::fs::create_dir(&ours).unwrap();
-    std::fs::create_dir(&theirs).unwrap();
-    let mut reference = node_server(&node, &servers, "server-memory", &[]);
-    reference["env"] = json!({"MEMORY_FILE_PATH": theirs.join("memory.jsonl")});
-    let spec = json!({
-        "memory_files": {"reference": theirs.join("memory.jsonl"), "mcpbox": ours.join("memory.jsonl")},
-        "reference": reference,
-    });
+    let (spec, ours) = memory_spec(dir.path());
     let section = format!("roots = false\n\n[[plugin.memory.dirs]]\npath = {:?}\nwritable = true\n", ours.display());
     compare("memory", dir.path(), &section, &[], spec);
 }
