@@ -24,7 +24,7 @@
 #                             time, compile time against the cached start-up, call latency
 #   scripts/bench.sh reference the bundled plugins against the reference servers they replace:
 #                             size, compile time, call latency, start-up and memory
-#   scripts/bench.sh built    a server built by `mcpbox build` (sequential-thinking from npm)
+#   scripts/bench.sh built    servers built by `mcpbox build` (sequential-thinking from npm, excel from PyPI)
 #                             against itself on Node: start-up, RSS, p50, calls/s at 1 and 8
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -41,7 +41,10 @@ from wit_world.exports import prompts as wit_prompts
 from wit_world.exports import resources as wit_resources
 from wit_world.exports import tools as wit_tools
 from wit_world.imports import host as wit_host
-from wit_world.imports import types as wit_types
+try:
+    from wit_world.imports import types as wit_types
+except ImportError:  # a world that also imports wasi:http's `types` names mcpbox's by its package
+    from wit_world.imports import mcpbox_plugin_types as wit_types
 
 __all__ = [
     "Plugin", "InvalidArguments", "NotFound", "LogLevel",

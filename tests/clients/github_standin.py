@@ -8,9 +8,9 @@ usage: github_standin.py PORT CERT KEY LOG   (prints "ready" once listening)
 """
 
 import json
-import ssl
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from standin import serve
 from urllib.parse import parse_qs, urlparse
 
 OWNER = {
@@ -56,15 +56,5 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
 
 
-def main():
-    port, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    print("ready", flush=True)
-    server.serve_forever()
-
-
 if __name__ == "__main__":
-    main()
+    serve(Handler)

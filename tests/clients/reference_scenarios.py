@@ -276,6 +276,67 @@ class Filesystem(Scenario):
         return normalize
 
 
+class Excel(Scenario):
+    """excel-mcp-server (Python, openpyxl) built by `mcpbox build`: a workbook made, filled,
+    computed, formatted, merged, copied and read back, each side in its own directory (the
+    reference's `T/ref`, mcpbox's a granted directory at `T/box`), results compared with the
+    root written `<root>`. The workbook's size and time stamp in its metadata are left out
+    (each file is written at its own instant, and a zip holds its time), and so are errno
+    numbers (WASI's differ from Linux's; the error and its text are the same)."""
+
+    def calls(self, side):
+        import os
+
+        root = self.spec["roots"][side]
+        book = os.path.join(root, "book.xlsx")
+        call = lambda tool, **arguments: {"tool": tool, "arguments": arguments}
+        sheet = lambda tool, **arguments: call(tool, filepath=book, **arguments)
+        return [
+            sheet("create_workbook"),
+            sheet("create_worksheet", sheet_name="Data"),
+            sheet("write_data_to_excel", sheet_name="Data",
+                  data=[["Name", "Qty", "Price"], ["bolt", 4, 0.25], ["nut", 10, 0.1], ["gear ✓", 1, 12.5]]),
+            sheet("read_data_from_excel", sheet_name="Data", start_cell="A1", end_cell="C4"),
+            sheet("apply_formula", sheet_name="Data", cell="B5", formula="=SUM(B2:B4)"),
+            sheet("validate_formula_syntax", sheet_name="Data", cell="C5", formula="=SUM(C2:C4)"),
+            sheet("validate_formula_syntax", sheet_name="Data", cell="C5", formula="=SUM(C2:C4"),
+            sheet("read_data_from_excel", sheet_name="Data", start_cell="A1", end_cell="C5", preview_only=True),
+            sheet("format_range", sheet_name="Data", start_cell="A1", end_cell="C1", bold=True, bg_color="FFFF00"),
+            sheet("merge_cells", sheet_name="Data", start_cell="E1", end_cell="F2"),
+            sheet("get_merged_cells", sheet_name="Data"),
+            sheet("unmerge_cells", sheet_name="Data", start_cell="E1", end_cell="F2"),
+            sheet("copy_worksheet", source_sheet="Data", target_sheet="Copy"),
+            sheet("rename_worksheet", old_name="Copy", new_name="Renamed"),
+            sheet("insert_rows", sheet_name="Renamed", start_row=2, count=2),
+            sheet("read_data_from_excel", sheet_name="Renamed", start_cell="A1", end_cell="C6"),
+            sheet("delete_sheet_rows", sheet_name="Renamed", start_row=2, count=2),
+            sheet("copy_range", sheet_name="Data", source_start="A1", source_end="C2", target_start="A10"),
+            sheet("read_data_from_excel", sheet_name="Data", start_cell="A10", end_cell="C11"),
+            sheet("create_table", sheet_name="Data", data_range="A1:C4", table_name="Parts"),
+            sheet("validate_excel_range", sheet_name="Data", start_cell="A1", end_cell="C4"),
+            sheet("delete_worksheet", sheet_name="Renamed"),
+            sheet("get_workbook_metadata", include_ranges=True),
+            sheet("read_data_from_excel", sheet_name="Nowhere"),
+            call("read_data_from_excel", filepath=os.path.join(root, "missing.xlsx"), sheet_name="Data"),
+            call("create_workbook", filepath="relative.xlsx"),
+            {"tool": "write_data_to_excel", "arguments": {"filepath": book}, "same_error_kind": True},
+            {"tool": "get_workbook_metadata", "arguments": {"filepath": book, "include_ranges": "maybe"},
+             "same_error_kind": True},
+        ]
+
+    def normalizer(self, side):
+        root = self.spec["roots"][side]
+
+        def normalize(result):
+            text = json.dumps(result).replace(root, "<root>")
+            text = re.sub(r"'(size|modified)': [0-9.e+]+", r"'\1': <stat>", text)
+            # The same error, numbered as WASI numbers it (ENOENT is 44 there, 2 on Linux).
+            text = re.sub(r"\[Errno \d+\]", "[Errno <n>]", text)
+            return json.loads(text)
+
+        return normalize
+
+
 ARTICLE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Sandboxing MCP tools</title>
 <style>body { font-family: sans-serif; }</style><script>window.analytics = {};</script>
@@ -543,6 +604,29 @@ class Github(Scenario):
         return super().compare(call, theirs, ours)
 
 
+class Duckduckgo(Scenario):
+    """duckduckgo-mcp-server (Python, httpx and BeautifulSoup) built by `mcpbox build`, against
+    a loopback stand-in of html.duckduckgo.com (duckduckgo_standin.py): searches (results, an
+    ad skipped, redirect links unwrapped, limits, none found) and pages fetched (an article, a
+    redirect, a missing page, slices), natively and sandboxed, with the same answers."""
+
+    def calls(self, side):
+        search = lambda query, **extra: {"tool": "search", "arguments": {"query": query, **extra}}
+        fetch = lambda path, **extra: {"tool": "fetch_content",
+                                       "arguments": {"url": f"https://html.duckduckgo.com{path}", **extra}}
+        return [
+            search("wasm sandbox"),
+            search("mcpbox", max_results=2),
+            search("nothing"),
+            search("region", region="de-de"),
+            fetch("/article"),
+            fetch("/article", start_index=10, max_length=40),
+            fetch("/moved"),
+            fetch("/missing"),
+            {"tool": "search", "arguments": {}, "same_error_kind": True},
+        ]
+
+
 SCENARIOS = {
     "github": Github,
     "fetch": Fetch,
@@ -552,4 +636,6 @@ SCENARIOS = {
     "sequential-thinking-built": ThinkingBuilt,
     "memory": Memory,
     "everything": Everything,
+    "excel": Excel,
+    "duckduckgo": Duckduckgo,
 }

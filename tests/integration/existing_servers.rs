@@ -18,7 +18,7 @@ const REFERENCE_VERSION: &str = "2026.8.31";
 
 /// Runs `mcpbox build SOURCE -o DIR/NAME.wasm` with the tests' Node and toolchain directory;
 /// `(succeeded, stdout and stderr, the report)`.
-fn build(source: &str, dir: &Path, name: &str) -> (bool, String, Value) {
+pub(crate) fn build(source: &str, dir: &Path, name: &str) -> (bool, String, Value) {
     build_with(source, dir, name, &[])
 }
 
@@ -31,6 +31,8 @@ fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (b
         .arg(&out)
         .current_dir(dir)
         .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
+        // The suite's componentize-py (scripts/setup-componentize.sh), not a venv per toolchain.
+        .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
@@ -44,13 +46,13 @@ fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (b
 }
 
 /// [`build`] that must succeed; the component's path and the report.
-fn built(source: &str, dir: &Path, name: &str) -> (PathBuf, Value) {
+pub(crate) fn built(source: &str, dir: &Path, name: &str) -> (PathBuf, Value) {
     let (ok, text, report) = build(source, dir, name);
     assert!(ok, "mcpbox build {source} failed:\n{text}");
     (dir.join(format!("{name}.wasm")), report)
 }
 
-fn names(report: &Value, key: &str) -> Vec<String> {
+pub(crate) fn names(report: &Value, key: &str) -> Vec<String> {
     report[key].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect()
 }
 
@@ -124,15 +126,15 @@ fn the_everything_server_built_from_npm_matches_it_run_natively_for_its_per_call
     );
 }
 
-/// A CA, and a certificate for `api.github.com` it signed (openssl, Debian's): the stand-in's.
+/// A CA, and a certificate for `host` it signed (openssl, Debian's): a stand-in's.
 /// `(ca.pem, server.crt, server.key)`.
-fn standin_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn standin_certificates(dir: &Path, host: &str) -> (PathBuf, PathBuf, PathBuf) {
     let (ca, ca_key) = (dir.join("ca.pem"), dir.join("ca.key"));
     let (cert, key, request) = (dir.join("server.crt"), dir.join("server.key"), dir.join("server.csr"));
     let extensions = dir.join("server.ext");
     std::fs::write(
         &extensions,
-        "basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:api.github.com\n",
+        format!("basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:{host}\n"),
     )
     .unwrap();
     let config = dir.join("openssl.cnf");
@@ -151,7 +153,7 @@ fn standin_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     let mut args = vec![os("req")];
     args.extend(ec.iter().cloned());
-    args.extend(["-subj", "/CN=api.github.com", "-config"].map(os));
+    args.extend([os("-subj"), os(&format!("/CN={host}")), os("-config")]);
     args.extend([config.into(), os("-keyout"), key.clone().into(), os("-out"), request.clone().into()]);
     run(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     let mut args = vec![os("x509"), os("-req"), os("-in"), request.into(), os("-CA"), ca.clone().into()];
@@ -161,8 +163,93 @@ fn standin_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (ca, cert, key)
 }
 
+/// `unshare` arguments that run `command` in a network namespace of its own, whose
+/// /etc/hosts points `host` at loopback, where the stand-in (`[python, script, cert, key,
+/// log]`) listens on 443 while the command runs.
+pub(crate) fn in_namespace(dir: &Path, host: &str, standin: [&Path; 5], command: &[String]) -> Vec<String> {
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, format!("127.0.0.1 localhost\n127.0.0.1 {host}\n")).unwrap();
+    // The stand-in holds none of the harness's pipes (or reading the server's output would
+    // wait for it too) and goes when the server does.
+    let script = "ip link set lo up && mount --bind \"$1\" /etc/hosts || exit 1; \
+                  \"$2\" \"$3\" 443 \"$4\" \"$5\" \"$6\" < /dev/null > \"$7\" 2>&1 & standin=$!; \
+                  while ! grep -q ready \"$7\" 2> /dev/null; do sleep 0.05; done; \
+                  shift 7; \"$@\"; status=$?; kill $standin; exit $status";
+    let [python, script_path, cert, key, log] = standin;
+    let ready = dir.join(format!("{host}-ready"));
+    ["--mount", "--net", "--map-root-user", "sh", "-c", script, "sh"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(
+            [&hosts.as_path(), &python, &script_path, &cert, &key, &log, &ready.as_path()]
+                .map(|p| p.display().to_string()),
+        )
+        .chain(command.iter().cloned())
+        .collect()
+}
+
+/// A stand-in (`script PORT CERT KEY LOG`) on this machine's loopback, once it is listening;
+/// the child and its port.
+pub(crate) fn start_standin(
+    python: &str,
+    script: &Path,
+    cert: &Path,
+    key: &Path,
+    log: &Path,
+) -> (std::process::Child, u16) {
+    let port = crate::common::free_port();
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(port.to_string())
+        .args([cert, key, log])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready");
+    (child, port)
+}
+
+/// A probe fixture's component (`tests/fixtures/existing/probe`, `.../python-probe`) served as
+/// `probe` with arguments, a variable and a read-only grant holding `hello.txt`; two calls of
+/// its `module_state` show that the module ran in each call with that call's environment and
+/// arguments, and nothing of the host's. The config, the server and the granted directory.
+pub(crate) fn serve_probe(out: &Path, dir: &Path) -> (crate::common::ConfigFile, crate::common::Server, PathBuf) {
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("hello.txt"), "hello from the grant").unwrap();
+    let _ = std::fs::remove_file("/tmp/mcpbox-probe-escape");
+    let config = crate::common::ConfigFile::new(&format!(
+        "plugins = [{out:?}]\n[plugin.probe]\nprefix = \"\"\nroots = false\nargs = [\"--verbose\"]\n\
+         env = {{ MCPBOX_PROBE_SECRET = \"from-config\" }}\n\n\
+         [[plugin.probe.dirs]]\npath = {data:?}\nname = \"data\"\n"
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
+    let state = |server: &mut crate::common::Server| -> Value {
+        let result = crate::common::call_tool(server, "module_state", json!({}));
+        serde_json::from_str(&crate::common::text(&result)).unwrap()
+    };
+    let (first, second) = (state(&mut server), state(&mut server));
+    assert_eq!(first["secret"], "from-config", "{first}");
+    assert_eq!(first["argv"], json!(["--verbose"]), "{first}");
+    assert_eq!(first["home"], Value::Null, "the host's environment reached the guest: {first}");
+    assert_ne!(first["instance"], second["instance"], "module-level state outlived its call");
+    (config, server, data)
+}
+
+/// The bytes of `component` hold no `secret` (a variable of the build's shell).
+pub(crate) fn assert_absent(component: &Path, secret: &str) {
+    let bytes = std::fs::read(component).unwrap();
+    assert!(
+        !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+        "a variable of the build's shell is in the component"
+    );
+}
+
 /// What reached a stand-in: one JSON object per request.
-fn requests(log: &Path) -> Vec<Value> {
+pub(crate) fn requests(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
@@ -184,46 +271,24 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
         "the token must be suggested as a credential, not as env: {suggested}"
     );
 
-    let (ca, cert, key) = standin_certificates(dir.path());
+    let (ca, cert, key) = standin_certificates(dir.path(), "api.github.com");
     let (node, servers) = reference_servers();
     let python = format!("{servers}/venv/bin/python");
     let standin = repo_root().join("tests/clients/github_standin.py");
     // The stand-in the built server reaches, on this machine's loopback.
-    let port = crate::common::free_port();
     let ours_log = dir.path().join("ours.jsonl");
-    let mut ours = Command::new(&python)
-        .arg(&standin)
-        .arg(port.to_string())
-        .args([&cert, &key, &ours_log])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(ours.stdout.take().unwrap()), &mut ready).unwrap();
-    assert_eq!(ready.trim(), "ready");
+    let (mut ours, port) = start_standin(&python, &standin, &cert, &key, &ours_log);
 
     // The native server and its own stand-in in a network namespace (nothing leaves the
     // machine either way).
-    let hosts = dir.path().join("hosts");
-    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 api.github.com\n").unwrap();
-    let theirs_log = dir.path().join("theirs.jsonl");
-    // The stand-in holds none of the harness's pipes (or reading the server's output would
-    // wait for it too) and goes when the server does.
-    let script = "ip link set lo up && mount --bind \"$1\" /etc/hosts || exit 1; \
-                  \"$2\" \"$3\" 443 \"$4\" \"$5\" \"$6\" < /dev/null > \"$7\" 2>&1 & standin=$!; \
-                  while ! grep -q ready \"$7\" 2> /dev/null; do sleep 0.05; done; \
-                  \"$8\" \"$9\"; status=$?; kill $standin; exit $status";
     let entry = format!("{servers}/node_modules/@modelcontextprotocol/server-github/dist/index.js");
-    let native_ready = dir.path().join("native-ready");
-    let args: Vec<String> = ["--mount", "--net", "--map-root-user", "sh", "-c", script, "sh"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(
-            [&hosts, &PathBuf::from(&python), &standin, &cert, &key, &theirs_log, &native_ready]
-                .map(|p| p.display().to_string()),
-        )
-        .chain([node, entry])
-        .collect();
+    let theirs_log = dir.path().join("theirs.jsonl");
+    let args = in_namespace(
+        dir.path(),
+        "api.github.com",
+        [Path::new(&python), &standin, &cert, &key, &theirs_log],
+        &[node, entry],
+    );
     let reference = json!({
         "command": "unshare",
         "args": args,
@@ -303,33 +368,9 @@ fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let bytes = std::fs::read(&out).unwrap();
-    assert!(
-        !bytes.windows(shell_secret.len()).any(|w| w == shell_secret.as_bytes()),
-        "a variable of the build's shell is in the component"
-    );
+    assert_absent(&out, &shell_secret);
 
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    std::fs::write(data.join("hello.txt"), "hello from the grant").unwrap();
-    let _ = std::fs::remove_file("/tmp/mcpbox-probe-escape");
-    let config = crate::common::ConfigFile::new(&format!(
-        "plugins = [{out:?}]\n[plugin.probe]\nprefix = \"\"\nroots = false\nargs = [\"--verbose\"]\n\
-         env = {{ MCPBOX_PROBE_SECRET = \"from-config\" }}\n\n\
-         [[plugin.probe.dirs]]\npath = {data:?}\nname = \"data\"\n"
-    ));
-    let mut server = config.serve();
-    server.initialize("2025-06-18", json!({}));
-    let state = |server: &mut crate::common::Server| -> Value {
-        let result = crate::common::call_tool(server, "module_state", json!({}));
-        serde_json::from_str(&crate::common::text(&result)).unwrap()
-    };
-    let (first, second) = (state(&mut server), state(&mut server));
-    assert_eq!(first["secret"], "from-config", "{first}");
-    assert_eq!(first["argv"], json!(["--verbose"]), "{first}");
-    assert_eq!(first["home"], Value::Null, "the host's environment reached the guest: {first}");
-    assert_ne!(first["instance"], second["instance"], "module-level state outlived its call");
-
+    let (_config, mut server, data) = serve_probe(&out, dir.path());
     let attempt = |server: &mut crate::common::Server, what: &str| {
         crate::common::call_tool(server, "attempt", json!({ "what": what }))
     };

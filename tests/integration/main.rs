@@ -16,6 +16,7 @@ mod credentials;
 mod deploy;
 mod descriptors;
 mod docs;
+mod existing_python;
 mod existing_servers;
 mod fleet;
 mod fleet_kill;

@@ -68,11 +68,14 @@ enum Command {
         sdk: Option<PathBuf>,
     },
     /// Make a plugin of an existing MCP server, unmodified: a JavaScript or TypeScript server
-    /// written with the official SDK, from a file, a project directory or `npm:NAME@VERSION`.
+    /// written with the official SDK (a file, a project directory or `npm:NAME@VERSION`), or a
+    /// Python server written with the MCP Python SDK's FastMCP or fastmcp (a file, a project
+    /// directory or `pypi:NAME==VERSION`).
     /// Prints a compatibility report (also written as OUT.compat.json) with the config that
     /// grants what the code needs; fails, listing why, for a server that cannot run sandboxed.
     Build {
-        /// `server.js`, `index.ts`, a project directory, or `npm:NAME@VERSION`.
+        /// `server.js`, `index.ts`, `server.py`, a project directory, `npm:NAME@VERSION` or
+        /// `pypi:NAME==VERSION`.
         source: String,
         /// The component to write [default: NAME.wasm in the current directory].
         #[arg(short = 'o', long = "out", value_name = "OUT.wasm")]
@@ -80,6 +83,10 @@ enum Command {
         /// The Node.js (20 or newer) that runs the build [default: `node` on PATH].
         #[arg(long, value_name = "PATH")]
         node: Option<PathBuf>,
+        /// The Python (3.11 or newer, with venv and pip) that runs a Python build [default:
+        /// `python3` on PATH]; the server runs on the CPython the component carries.
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
         /// Keep the build directory (the bundle, the installed packages) and print where.
         #[arg(long)]
         keep_work: bool,
@@ -258,8 +265,8 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Unlink { serve, issuer, subject, client }) => {
             unlink::run(*serve, &issuer, &subject, client.as_deref()).await
         }
-        Some(Command::Build { source, out, node, keep_work }) => {
-            build::run(build::BuildRequest { source, out, node, keep_work }).await
+        Some(Command::Build { source, out, node, python, keep_work }) => {
+            build::run(build::BuildRequest { source, out, node, python, keep_work }).await
         }
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {

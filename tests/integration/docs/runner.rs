@@ -2,7 +2,8 @@
 //!
 //! - `HOME` is the workspace (so `~/project` exists: it holds `notes.txt`), with the tool homes
 //!   (cargo, rustup, npm, pip) kept where they are, `MCPBOX_CACHE_DIR` the tests' shared
-//!   compile cache and `MCPBOX_BUILD_TOOLS` their `mcpbox build` toolchain;
+//!   compile cache and `MCPBOX_BUILD_TOOLS` their `mcpbox build` toolchain (and
+//!   `MCPBOX_COMPONENTIZE_PY` the suite's componentize-py);
 //! - `mcpbox` on `PATH` is the binary under test, and so is `target/release/mcpbox`;
 //!   `target/plugins` holds the bundled plugins, as after `scripts/run.sh` in a checkout;
 //! - a `cd` in one block holds for the next; stdin is empty, so `mcpbox serve` over stdio ends;
@@ -96,6 +97,7 @@ impl Workspace {
             .env("PIP_CACHE_DIR", format!("{home}/.cache/pip"))
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
             .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
+            .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
             .env_remove("CARGO_TARGET_DIR")
             // A reader's cargo lints nothing as it builds (scripts/test.sh's clippy does).
             .env_remove("RUSTC_WORKSPACE_WRAPPER")

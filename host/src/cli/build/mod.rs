@@ -1,13 +1,16 @@
 //! `mcpbox build SOURCE [-o OUT.wasm]`: an existing MCP server, unmodified, made a plugin.
 //!
-//! SOURCE is a file (`index.js`, `index.ts`), a project directory or `npm:NAME@VERSION`. The
-//! language's driver (`sdk/compat/js/build.mjs`, run by Node from the toolchain in
-//! `toolchain.rs`) installs the dependencies without running any of their scripts, lays the
+//! SOURCE is a file (`index.js`, `index.ts`, `server.py`), a project directory,
+//! `npm:NAME@VERSION` or `pypi:NAME==VERSION`. The language's driver (`sdk/compat/js/build.mjs`,
+//! run by Node from the toolchain in `toolchain.rs`; `sdk/compat/python/build.py`, run by
+//! Python from the toolchain in `python.rs`) installs the dependencies without running any of
+//! their scripts or build scripts, lays the
 //! compatibility layer under the code, bundles, scans and componentizes; mcpbox then loads the
 //! component in its own sandbox to list what it serves (a server that does not start there
 //! fails the build: no plugin that fails at its first call), and writes the compatibility
 //! report (`report.rs`) beside it as `OUT.compat.json`.
 
+mod python;
 mod report;
 mod toolchain;
 
@@ -28,6 +31,7 @@ pub(crate) struct BuildRequest {
     pub(crate) source: String,
     pub(crate) out: Option<PathBuf>,
     pub(crate) node: Option<PathBuf>,
+    pub(crate) python: Option<PathBuf>,
     pub(crate) keep_work: bool,
 }
 
@@ -50,6 +54,7 @@ pub(crate) async fn run(request: BuildRequest) -> Result<()> {
     let started = std::time::Instant::now();
     let (status, mut report) = match language {
         Language::JavaScript => javascript(&request, work.path(), &out, &report_path)?,
+        Language::Python => python::build(&request, work.path(), &out, &report_path)?,
     };
     if request.keep_work {
         let kept = work.keep();
@@ -85,6 +90,7 @@ pub(crate) async fn run(request: BuildRequest) -> Result<()> {
 
 enum Language {
     JavaScript,
+    Python,
 }
 
 fn language_of(source: &str) -> Result<Language> {
@@ -92,28 +98,41 @@ fn language_of(source: &str) -> Result<Language> {
         return Ok(Language::JavaScript);
     }
     if source.starts_with("pypi:") {
-        bail!("{source}: Python servers are not built yet (this mcpbox builds JavaScript and TypeScript servers)");
+        return Ok(Language::Python);
     }
     let path = Path::new(source);
     if path.is_dir() {
         if path.join("package.json").exists() {
             return Ok(Language::JavaScript);
         }
-        bail!("{source}: no package.json in this directory: which server is it?");
+        if ["pyproject.toml", "requirements.txt", "server.py", "main.py", "__main__.py"]
+            .iter()
+            .any(|file| path.join(file).exists())
+        {
+            return Ok(Language::Python);
+        }
+        bail!("{source}: no package.json, pyproject.toml or server.py in this directory: which server is it?");
     }
     match path.extension().and_then(|e| e.to_str()) {
         Some("js" | "mjs" | "cjs" | "ts" | "mts" | "cts") => Ok(Language::JavaScript),
-        Some("py") => {
-            bail!("{source}: Python servers are not built yet (this mcpbox builds JavaScript and TypeScript servers)")
+        Some("py") => Ok(Language::Python),
+        _ if !path.exists() => {
+            bail!("{source} does not exist (a file, a directory, npm:NAME@VERSION or pypi:NAME==VERSION)")
         }
-        _ if !path.exists() => bail!("{source} does not exist (a file, a directory, npm:NAME@VERSION)"),
-        _ => bail!("{source}: not a JavaScript or TypeScript file, a project directory or npm:NAME@VERSION"),
+        _ => bail!(
+            "{source}: not a JavaScript, TypeScript or Python file, a project directory, npm:NAME@VERSION or \
+             pypi:NAME==VERSION"
+        ),
     }
 }
 
 /// The plugin's name from the source: the package's last segment, the file's stem.
 fn default_name(source: &str) -> String {
     let base = match source.strip_prefix("npm:") {
+        None if source.starts_with("pypi:") => {
+            let spec = &source["pypi:".len()..];
+            spec.split(['=', '<', '>', '!', '~', '[', ' ']).next().unwrap_or(spec).to_owned()
+        }
         Some(spec) => {
             let without_version = match spec.rfind('@') {
                 Some(0) | None => spec,
@@ -174,11 +193,15 @@ fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Pat
         .env("PATH", toolchain::path_with(&node))
         .status()
         .with_context(|| format!("cannot run {}", node.display()))?;
-    let report = std::fs::read_to_string(report_path)
+    Ok((status.success(), driver_report(report_path, &request.source, status)))
+}
+
+/// The report a language's driver wrote, or one saying that it failed before writing any.
+fn driver_report(report_path: &Path, source: &str, status: std::process::ExitStatus) -> Value {
+    std::fs::read_to_string(report_path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_else(|| json!({ "source": request.source, "error": format!("the build driver failed ({status})") }));
-    Ok((status.success(), report))
+        .unwrap_or_else(|| json!({ "source": source, "error": format!("the build driver failed ({status})") }))
 }
 
 /// What the built plugin serves, listed by mcpbox loading it as `serve` would (with a
@@ -195,9 +218,18 @@ async fn offer(out: &Path, name: &str, report: &Value) -> Result<Value> {
         .filter_map(|e| Some((e["name"].as_str()?.to_owned(), PLACEHOLDER.to_owned())))
         .collect();
     // No network while listing: a server that uses fetch gets the stub that refuses requests.
-    let policy = Policy { env: Arc::from(env), stub_ungranted: true, ..Policy::default() };
-    let config = PluginConfig { policy, ..PluginConfig::default() };
-    let description = super::inspect::describe(&compiler, out, settings.limits, Some(config)).await?;
+    let describe = |env: Vec<(String, String)>| {
+        let policy = Policy { env: Arc::from(env), stub_ungranted: true, ..Policy::default() };
+        let config = PluginConfig { policy, ..PluginConfig::default() };
+        super::inspect::describe(&compiler, out, settings.limits, Some(config))
+    };
+    // A placeholder is not every variable's kind of value (`int(os.environ["PORT"])`): a server
+    // that fails with them is listed again with none.
+    let with_placeholders = !env.is_empty();
+    let description = match describe(env).await {
+        Err(_) if with_placeholders => describe(Vec::new()).await?,
+        other => other?,
+    };
     let description = serde_json::to_value(&description)?;
     if let Some(problem) = description["loadProblem"].as_str() {
         bail!("{problem}");

@@ -53,35 +53,10 @@ pub(crate) const WIT: &str = include_str!("../../../../wit/plugin.wit");
 
 /// The toolchain directory, installed if it is not yet: `build.mjs` lives in `compat/` there.
 pub(crate) fn javascript(node: &Path) -> Result<PathBuf> {
-    let mut digest = Sha256::new();
-    for package in PACKAGES {
-        digest.update(package.as_bytes());
-        digest.update([0]);
-    }
-    for (path, text) in LAYER {
-        digest.update(path.as_bytes());
-        digest.update(text.as_bytes());
-    }
-    let hash = crate::hex::hex(&digest.finalize()[..8]);
-    let base = match std::env::var_os("MCPBOX_BUILD_TOOLS") {
-        Some(dir) => PathBuf::from(dir),
-        None => crate::runtime::engine::default_cache_dir()
-            .context("no cache directory for the build toolchain: set MCPBOX_BUILD_TOOLS")?
-            .join("build"),
+    let (dir, _lock) = match prepared("js", PACKAGES, LAYER)? {
+        Prepared::Complete(dir) => return Ok(dir),
+        Prepared::Empty(dir, lock) => (dir, lock),
     };
-    let dir = base.join(format!("js-{hash}"));
-    let stamp = dir.join(".complete");
-    if stamp.exists() {
-        return Ok(dir);
-    }
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // Builds at once (tests, a CI matrix) install once: the others wait for the lock.
-    let lock = std::fs::File::create(base.join(format!("js-{hash}.lock")))
-        .with_context(|| format!("cannot create the toolchain lock in {}", base.display()))?;
-    lock.lock().context("cannot lock the build toolchain")?;
-    if stamp.exists() {
-        return Ok(dir);
-    }
     eprintln!("installing the JavaScript build toolchain into {} (once)", dir.display());
     std::fs::write(dir.join("package.json"), "{ \"private\": true, \"type\": \"module\" }\n")?;
     let npm = npm_beside(node);
@@ -95,15 +70,62 @@ pub(crate) fn javascript(node: &Path) -> Result<PathBuf> {
     if !status.success() {
         bail!("installing the build toolchain with npm failed ({status})");
     }
-    for (path, text) in LAYER {
+    complete(&dir, LAYER)?;
+    Ok(dir)
+}
+
+/// A toolchain directory: complete already, or locked for this process to install into.
+pub(crate) enum Prepared {
+    Complete(PathBuf),
+    Empty(PathBuf, std::fs::File),
+}
+
+/// The directory `KIND-HASH` of mcpbox's build cache (`MCPBOX_BUILD_TOOLS`), the hash over the
+/// pinned packages and the layer: a changed pin or layer is another directory, used only once
+/// complete (a stamp written last). Builds at once (tests, a CI matrix) install once: the
+/// others wait for the lock.
+pub(crate) fn prepared(kind: &str, packages: &[&str], layer: &[(&str, &str)]) -> Result<Prepared> {
+    let mut digest = Sha256::new();
+    for package in packages {
+        digest.update(package.as_bytes());
+        digest.update([0]);
+    }
+    for (path, text) in layer {
+        digest.update(path.as_bytes());
+        digest.update(text.as_bytes());
+    }
+    let hash = crate::hex::hex(&digest.finalize()[..8]);
+    let base = match std::env::var_os("MCPBOX_BUILD_TOOLS") {
+        Some(dir) => PathBuf::from(dir),
+        None => crate::runtime::engine::default_cache_dir()
+            .context("no cache directory for the build toolchain: set MCPBOX_BUILD_TOOLS")?
+            .join("build"),
+    };
+    let dir = base.join(format!("{kind}-{hash}"));
+    if dir.join(".complete").exists() {
+        return Ok(Prepared::Complete(dir));
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let lock = std::fs::File::create(base.join(format!("{kind}-{hash}.lock")))
+        .with_context(|| format!("cannot create the toolchain lock in {}", base.display()))?;
+    lock.lock().context("cannot lock the build toolchain")?;
+    if dir.join(".complete").exists() {
+        return Ok(Prepared::Complete(dir));
+    }
+    Ok(Prepared::Empty(dir, lock))
+}
+
+/// Writes the layer into `dir/compat`, then the stamp that makes the directory usable.
+pub(crate) fn complete(dir: &Path, layer: &[(&str, &str)]) -> Result<()> {
+    for (path, text) in layer {
         let target = dir.join("compat").join(path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
         }
         std::fs::write(&target, text).with_context(|| format!("cannot write {}", target.display()))?;
     }
-    std::fs::write(&stamp, b"")?;
-    Ok(dir)
+    std::fs::write(dir.join(".complete"), b"")?;
+    Ok(())
 }
 
 /// npm of the same installation as `node` (Node's layout: both in one `bin/`), else `npm`.

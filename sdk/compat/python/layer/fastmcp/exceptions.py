@@ -1,0 +1,3 @@
+from mcpbox_compat.server import ResourceError, ToolError
+
+__all__ = ["ToolError", "ResourceError"]

@@ -1,0 +1,3 @@
+from mcp.server.lowlevel.server import NotificationOptions, Server
+
+__all__ = ["Server", "NotificationOptions"]
