@@ -17,6 +17,7 @@ mod deploy;
 mod descriptors;
 mod docs;
 mod existing_python;
+mod existing_sdk_v2;
 mod existing_servers;
 mod fleet;
 mod fleet_kill;

@@ -124,9 +124,6 @@ for (const flavour of ['@modelcontextprotocol/sdk', '@modelcontextprotocol/serve
   }
 }
 if (!report.sdk) refuse(`${manifest.name ?? source} does not use the MCP TypeScript SDK (@modelcontextprotocol/sdk): mcpbox build bridges servers written with it`);
-if (report.sdk.package === '@modelcontextprotocol/server') {
-  refuse(`${manifest.name ?? source} uses the SDK's v2 package (@modelcontextprotocol/server ${report.sdk.version}), which mcpbox build does not bridge yet; v1 (@modelcontextprotocol/sdk) is`);
-}
 
 // --- 3. bundle ----------------------------------------------------------------------------
 announce('bundling (esbuild) with the compatibility layer');
@@ -208,6 +205,22 @@ const compat = {
       contents: `export { StdioServerTransport } from ${JSON.stringify(join(here, 'transport.js'))};`,
       loader: 'js',
     }));
+    // SDK v2 (`@modelcontextprotocol/server`): its stdio module keeps `serveStdio` (which
+    // tells the eras apart on the first message) with the bridge's transport in place of the
+    // one over stdin and stdout, the default `serveStdio` and the server's own code construct.
+    b.onLoad({ filter: /@modelcontextprotocol[\\/]server[\\/]dist[\\/]stdio\.(mjs|cjs)$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const declaration = 'var StdioServerTransport = class {';
+      if (!text.includes(declaration)) return undefined;
+      const bridge = JSON.stringify(join(here, 'transport.js'));
+      const imported = args.path.endsWith('.cjs')
+        ? `const { StdioServerTransport: BridgeTransport } = require(${bridge});\n`
+        : `import { StdioServerTransport as BridgeTransport } from ${bridge};\n`;
+      return {
+        contents: imported + text.replace(declaration, 'var StdioServerTransport = BridgeTransport;\nvar NodeStdioServerTransport = class {'),
+        loader: 'js',
+      };
+    });
     // Each module's own URL under /app, as if the package were installed there.
     b.onLoad({ filter: /\.(m|c)?(j|t)sx?$/ }, (args) => {
       if (args.path.startsWith(here) || !args.path.startsWith(app)) return undefined;
@@ -249,7 +262,7 @@ function embedded() {
 // and pre-initialization could not let it (Wizer traps any import a module calls then: no
 // environment, clock, random numbers or files). If it traps all the same, the build goes on
 // without (every module then runs per call).
-const PRELOADED = /[\\/]node_modules[\\/](@modelcontextprotocol[\\/]sdk|zod)[\\/].*\.(m|c)?js$/;
+const PRELOADED = /[\\/]node_modules[\\/](@modelcontextprotocol[\\/](sdk|server|core)|zod)[\\/].*\.(m|c)?js$/;
 let preload = [];
 function entryPoint() {
   if (switches.has('--with-build-environment')) return join(here, 'preinitialized.js');

@@ -35,8 +35,8 @@ const WHY = {
   dns: 'resolves names itself',
 };
 
-const sdkDir = `${sep}node_modules${sep}@modelcontextprotocol${sep}sdk${sep}`;
-const isSdk = (path) => path.includes(sdkDir);
+// The SDK's own files (v1's one package, v2's server and core) are not the server's code.
+const isSdk = (path) => ['sdk', 'server', 'core'].some((name) => path.includes(`${sep}node_modules${sep}@modelcontextprotocol${sep}${name}${sep}`));
 const lines = new Map();
 function textOf(path) {
   if (!lines.has(path)) lines.set(path, existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []);

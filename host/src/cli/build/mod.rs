@@ -10,9 +10,13 @@
 //! fails the build: no plugin that fails at its first call), and writes the compatibility
 //! report (`report.rs`) beside it as `OUT.compat.json`.
 
+mod driver;
 mod python;
 mod report;
 mod toolchain;
+
+pub(crate) use driver::BuildRequest;
+use driver::driver_report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,15 +29,6 @@ use crate::config::{ServeArgs, Settings};
 use crate::runtime::PluginConfig;
 use crate::runtime::engine::compile::Compiler;
 use crate::runtime::grants::policy::Policy;
-
-/// What `mcpbox build` was asked.
-pub(crate) struct BuildRequest {
-    pub(crate) source: String,
-    pub(crate) out: Option<PathBuf>,
-    pub(crate) node: Option<PathBuf>,
-    pub(crate) python: Option<PathBuf>,
-    pub(crate) keep_work: bool,
-}
 
 /// The value each environment variable the code reads has while the build lists what the
 /// server serves (its module runs then, in the sandbox): a server that exits without its
@@ -194,14 +189,6 @@ fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Pat
         .status()
         .with_context(|| format!("cannot run {}", node.display()))?;
     Ok((status.success(), driver_report(report_path, &request.source, status)))
-}
-
-/// The report a language's driver wrote, or one saying that it failed before writing any.
-fn driver_report(report_path: &Path, source: &str, status: std::process::ExitStatus) -> Value {
-    std::fs::read_to_string(report_path)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_else(|| json!({ "source": source, "error": format!("the build driver failed ({status})") }))
 }
 
 /// What the built plugin serves, listed by mcpbox loading it as `serve` would (with a

@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
-use super::BuildRequest;
+use super::driver::{BuildRequest, driver_report};
 
 /// componentize-py's version: the CPython it embeds (3.14) is the one the layer and the
 /// dependencies' wheels are chosen for.
@@ -174,7 +174,7 @@ pub(super) fn build(request: &BuildRequest, work: &Path, out: &Path, report_path
         .current_dir(work)
         .status()
         .with_context(|| format!("cannot run {}", python.display()))?;
-    Ok((status.success(), super::driver_report(report_path, &request.source, status)))
+    Ok((status.success(), driver_report(report_path, &request.source, status)))
 }
 
 #[cfg(test)]
