@@ -1,7 +1,9 @@
 //! What every language's build shares: the request, and the report its driver writes.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
+use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 
 /// What `mcpbox build` was asked.
@@ -19,4 +21,36 @@ pub(crate) fn driver_report(report_path: &Path, source: &str, status: std::proce
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_else(|| json!({ "source": source, "error": format!("the build driver failed ({status})") }))
+}
+
+/// What `program --version` prints, or an error saying that `needs` (the build's requirement,
+/// e.g. "Node.js 20 or newer (`node` on PATH, or --node PATH)") cannot be run.
+pub(crate) fn version_of(program: &Path, needs: &str) -> Result<String> {
+    let output = Command::new(program)
+        .arg("--version")
+        .output()
+        .map_err(|e| anyhow!("mcpbox build needs {needs}: cannot run {}: {e}", program.display()))?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// Every file under `root` (but `__pycache__`), relative to it: what a layer carried in the
+/// binary must match.
+#[cfg(test)]
+pub(crate) fn files_under(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "__pycache__") {
+                    pending.push(path);
+                }
+            } else {
+                found.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::config::{ServeArgs, Settings};
@@ -152,13 +152,7 @@ fn default_name(source: &str) -> String {
 /// Runs the JavaScript driver; `(made a component, its report)`.
 fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Path) -> Result<(bool, Value)> {
     let node = request.node.clone().unwrap_or_else(|| PathBuf::from("node"));
-    let version = Command::new(&node).arg("--version").output().map_err(|e| {
-        anyhow!(
-            "mcpbox build needs Node.js 20 or newer (`node` on PATH, or --node PATH): cannot run {}: {e}",
-            node.display()
-        )
-    })?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let version = driver::version_of(&node, "Node.js 20 or newer (`node` on PATH, or --node PATH)")?;
     let major: u32 = version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
     if major < 20 {
         bail!("mcpbox build needs Node.js 20 or newer; {} is {version}", node.display());

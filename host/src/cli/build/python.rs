@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::driver::{BuildRequest, driver_report};
@@ -139,13 +139,7 @@ fn preinstalled() -> Option<PathBuf> {
 /// Runs the Python driver; `(made a component, its report)`.
 pub(super) fn build(request: &BuildRequest, work: &Path, out: &Path, report_path: &Path) -> Result<(bool, Value)> {
     let python = request.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
-    let version = Command::new(&python).arg("--version").output().map_err(|e| {
-        anyhow!(
-            "mcpbox build needs Python 3.11 or newer (`python3` on PATH, or --python PATH): cannot run {}: {e}",
-            python.display()
-        )
-    })?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let version = super::driver::version_of(&python, "Python 3.11 or newer (`python3` on PATH, or --python PATH)")?;
     let minor: u32 = version.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(0);
     if !version.starts_with("Python 3.") || minor < 11 {
         bail!("mcpbox build needs Python 3.11 or newer; {} is {version}", python.display());
@@ -185,20 +179,7 @@ mod tests {
     #[test]
     fn the_binary_carries_every_file_of_the_python_compatibility_layer() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/compat/python");
-        let mut on_disk = Vec::new();
-        let mut pending = vec![root.clone()];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    if path.file_name().is_some_and(|n| n != "__pycache__") {
-                        pending.push(path);
-                    }
-                } else {
-                    on_disk.push(path.strip_prefix(&root).unwrap().to_string_lossy().into_owned());
-                }
-            }
-        }
+        let mut on_disk = crate::cli::build::driver::files_under(&root);
         on_disk.push("layer/mcpbox.py".to_owned());
         on_disk.push("wit/plugin.wit".to_owned());
         on_disk.sort();

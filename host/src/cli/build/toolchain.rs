@@ -151,19 +151,7 @@ mod tests {
     #[test]
     fn the_binary_carries_every_file_of_the_compatibility_layer() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/compat/js");
-        let mut on_disk = Vec::new();
-        let mut pending = vec![root.clone()];
-        while let Some(dir) = pending.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else {
-                    on_disk.push(path.strip_prefix(&root).unwrap().to_string_lossy().into_owned());
-                }
-            }
-        }
-        on_disk.sort();
+        let on_disk = crate::cli::build::driver::files_under(&root);
         let mut carried: Vec<String> = LAYER.iter().map(|(path, _)| (*path).to_owned()).collect();
         carried.sort();
         assert_eq!(carried, on_disk);
