@@ -64,7 +64,7 @@ fn the_duckduckgo_server_built_from_pypi_searches_a_stand_in_as_it_does_natively
     let python = format!("{servers}/venv/bin/python");
     let standin = repo_root().join("tests/clients/duckduckgo_standin.py");
     let ours_log = dir.path().join("ours.jsonl");
-    let (mut ours, port) = start_standin(&python, &standin, &cert, &key, &ours_log);
+    let (ours, port) = start_standin(&python, &standin, &cert, &key, &ours_log);
     let theirs_log = dir.path().join("theirs.jsonl");
     let native = [format!("{servers}/py-existing/bin/duckduckgo-mcp-server"), "--allow-private-urls".to_owned()];
     let args = in_namespace(dir.path(), host, [Path::new(&python), &standin, &cert, &key, &theirs_log], &native);
@@ -74,8 +74,7 @@ fn the_duckduckgo_server_built_from_pypi_searches_a_stand_in_as_it_does_natively
          [network]\nhosts = {{ {host:?} = \"127.0.0.1:{port}\" }}\nca_file = {ca:?}\n"
     );
     compare_with("duckduckgo", &wasm, dir.path(), &section, &[], json!({ "reference": reference }));
-    let _ = ours.kill();
-    let _ = ours.wait();
+    drop(ours);
     let (theirs, ours) = (requests(&theirs_log), requests(&ours_log));
     assert!(!theirs.is_empty() && theirs == ours, "native {theirs:?}\nbuilt {ours:?}");
 }

@@ -188,15 +188,19 @@ pub(crate) fn in_namespace(dir: &Path, host: &str, standin: [&Path; 5], command:
         .collect()
 }
 
+/// A stand-in's process, stopped when the test ends, whether it passed or not.
+pub(crate) struct Standin(std::process::Child);
+
+impl Drop for Standin {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A stand-in (`script PORT CERT KEY LOG`) on this machine's loopback, once it is listening;
-/// the child and its port.
-pub(crate) fn start_standin(
-    python: &str,
-    script: &Path,
-    cert: &Path,
-    key: &Path,
-    log: &Path,
-) -> (std::process::Child, u16) {
+/// its process and its port.
+pub(crate) fn start_standin(python: &str, script: &Path, cert: &Path, key: &Path, log: &Path) -> (Standin, u16) {
     let port = crate::common::free_port();
     let mut child = Command::new(python)
         .arg(script)
@@ -208,7 +212,7 @@ pub(crate) fn start_standin(
     let mut ready = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut ready).unwrap();
     assert_eq!(ready.trim(), "ready");
-    (child, port)
+    (Standin(child), port)
 }
 
 /// A probe fixture's component (`tests/fixtures/existing/probe`, `.../python-probe`) served as
@@ -277,7 +281,7 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
     let standin = repo_root().join("tests/clients/github_standin.py");
     // The stand-in the built server reaches, on this machine's loopback.
     let ours_log = dir.path().join("ours.jsonl");
-    let (mut ours, port) = start_standin(&python, &standin, &cert, &key, &ours_log);
+    let (ours, port) = start_standin(&python, &standin, &cert, &key, &ours_log);
 
     // The native server and its own stand-in in a network namespace (nothing leaves the
     // machine either way).
@@ -305,8 +309,7 @@ fn the_github_server_built_from_npm_reaches_a_stand_in_with_the_token_the_host_s
          [network]\nhosts = {{ \"api.github.com\" = \"127.0.0.1:{port}\" }}\nca_file = {ca:?}\n"
     );
     compare_with("github", &wasm, dir.path(), &section, &[], json!({ "reference": reference }));
-    let _ = ours.kill();
-    let _ = ours.wait();
+    drop(ours);
 
     let theirs = requests(&theirs_log);
     let ours = requests(&ours_log);
