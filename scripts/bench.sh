@@ -9,6 +9,9 @@
 #                             OLD (a build of the commit before a change), both serving the echo
 #                             plugin: the compare rows, each median against the other build's
 #                             min-max over the interleaved runs
+#   scripts/bench.sh interpreters  the Python and JavaScript plugins vs the Python SDK's server,
+#                             with faults, TLB shootdowns and memory.grows per call, resident
+#                             resets on and off, and twenty interpreter plugins in one server
 #   scripts/bench.sh latency  call latency in process (sandbox vs native function) and over stdio
 #   scripts/bench.sh http     mcpbox alone over Streamable HTTP; memory of idle sessions
 #   scripts/bench.sh auth     the cost of checking an OAuth access token per request ([auth]
@@ -35,7 +38,12 @@ case "${1:-compare}" in
     cargo build --release -p mcpbox --example native_echo --features native-echo
     cargo build --release -p mcpbox
     scripts/bench-plugins.sh target/release/mcpbox
-    cargo bench -p mcpbox --bench compare ;;
+    cargo bench -p mcpbox --bench compare
+    cargo bench -p mcpbox --bench interpreters ;;
+  interpreters)
+    cargo build --release -p mcpbox
+    scripts/bench-plugins.sh target/release/mcpbox
+    cargo bench -p mcpbox --bench interpreters ;;
   builds)
     [ -x "${2:-}" ] || { echo "usage: $0 builds OLD_MCPBOX_BINARY" >&2; exit 2; }
     baseline=$(realpath "$2")
@@ -57,5 +65,5 @@ case "${1:-compare}" in
   built)
     cargo build --release -p mcpbox
     python3 scripts/bench-built.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference|built]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference|built]" >&2; exit 2 ;;
 esac

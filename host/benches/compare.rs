@@ -7,9 +7,8 @@
 //!   calls/s, median and p99 latency, and the server's CPU per call.
 //! - Start-up (spawn to the first `tools/list` answer, from the compile cache) and RSS then, with
 //!   one plugin and with 50 (copies of `echo`), and peak memory under load.
-//! - When `scripts/bench.sh` built them: the `greet` tool of `mcpbox new --lang python` and
-//!   `--lang js` plugins against the same tool on the official Python SDK's server
-//!   (`benches/native_greet.py`), over stdio at 1 and 8 in flight, start-up and memory.
+//! - The interpreter plugins against the Python SDK's server are `benches/interpreters.rs`
+//!   (`scripts/bench.sh compare` runs both).
 //!
 //! Every row runs `BENCH_REPS` times (default 3), the servers alternating which goes first, and
 //! each cell is the median of the repetitions. `BENCH_SECONDS` sets the time per run (default
@@ -224,9 +223,6 @@ fn main() {
         "| HTTP, peak (VmHWM) after the load runs | {http_peak_a} KiB | {http_peak_b} KiB | {:.2} |",
         ratio(http_peak_a, http_peak_b)
     );
-    if baseline.is_none() {
-        interpreters(&root, seconds, reps);
-    }
 }
 
 /// Two builds of mcpbox: each build's median calls/s, with the min-max of its runs, and whether
@@ -292,53 +288,4 @@ fn start_up_and_memory(root: &Path, (sandboxed, native, other): (&Server, &Serve
     println!("| start-up, 1 plugin compiled afresh (--no-cache) | {:.1} ms | | |", ms(uncached));
     println!("| RSS after start, 1 plugin | {one_rss} KiB | {native_rss} KiB | {:.2} |", ratio(one_rss, native_rss));
     println!("| RSS after start, 50 plugins | {fifty_rss} KiB | | |");
-}
-
-/// The Python and JavaScript `greet` plugins against the Python SDK's own server, if built.
-fn interpreters(root: &Path, seconds: f64, reps: usize) {
-    let plugins = root.join("target/bench-plugins");
-    let python = plugins.join("python/hello/hello.wasm");
-    let js = plugins.join("js/hello/hello.wasm");
-    let native_python = plugins.join("native-python/bin/python");
-    if !(python.exists() && js.exists() && native_python.exists()) {
-        println!("\n(no interpreter plugins: `scripts/bench.sh compare` builds them)");
-        return;
-    }
-    let who = json!({ "name": "Ann" });
-    let servers = [
-        ("Python plugin", mcpbox_serving(&[&python], "hello.greet", who.clone(), "Hello, Ann")),
-        ("JavaScript plugin", mcpbox_serving(&[&js], "hello.greet", who.clone(), "Hello, Ann")),
-    ];
-    let native = Server {
-        program: native_python,
-        args: vec![root.join("host/benches/native_greet.py").display().to_string()],
-        env: vec![],
-        tool: "greet".into(),
-        arguments: who,
-        answer: "Hello, Ann".into(),
-    };
-    println!("\nthe `greet` tool of `mcpbox new --lang python|js` vs the official Python SDK's server (stdio)\n");
-    print_header("plugin", "native");
-    for (label, server) in &servers {
-        for lanes in [1, 8] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            for rep in 0..reps {
-                if rep % 2 == 0 {
-                    a.push(load::run_stdio(server, lanes, seconds).0);
-                    b.push(load::run_stdio(&native, lanes, seconds).0);
-                } else {
-                    b.push(load::run_stdio(&native, lanes, seconds).0);
-                    a.push(load::run_stdio(server, lanes, seconds).0);
-                }
-            }
-            print_row(label, lanes, median(&a), median(&b));
-        }
-    }
-    println!("\n| interpreter plugin | start-up from the cache | RSS after start | peak RSS after 8 in flight |");
-    println!("|---|---:|---:|---:|");
-    for (label, server) in servers.iter().map(|(l, s)| (*l, s)).chain([("native Python SDK server", &native)]) {
-        let (time, rss) = load::start_up(server, &[], 3);
-        let (_, peak) = load::run_stdio(server, 8, seconds.min(1.0));
-        println!("| {label} | {:.1} ms | {rss} KiB | {peak} KiB |", time.as_secs_f64() * 1e3);
-    }
 }

@@ -45,6 +45,7 @@ mod registry_lifecycle;
 mod registry_support;
 mod reload;
 mod request_state;
+mod resident;
 mod roots;
 mod rounds;
 mod sandbox;

@@ -51,6 +51,10 @@ pub struct Stats {
     pub p99: Duration,
     /// Server CPU (user + system, every thread) per call, in microseconds.
     pub cpu_per_call: f64,
+    /// Minor page faults of the server per call (stdio runs only).
+    pub faults_per_call: f64,
+    /// TLB shootdowns on the machine per call (`/proc/interrupts`; stdio runs only).
+    pub shootdowns_per_call: f64,
 }
 
 fn stats(mut samples: Vec<Duration>, seconds: f64, cpu_seconds: f64) -> Stats {
@@ -61,6 +65,7 @@ fn stats(mut samples: Vec<Duration>, seconds: f64, cpu_seconds: f64) -> Stats {
         median: samples[n / 2],
         p99: samples[(n * 99 / 100).min(n - 1)],
         cpu_per_call: cpu_seconds * 1e6 / n as f64,
+        ..Stats::default()
     }
 }
 
@@ -75,7 +80,27 @@ pub fn median(runs: &[Stats]) -> Stats {
         median: Duration::from_secs_f64(mid(runs.iter().map(|s| s.median.as_secs_f64()).collect())),
         p99: Duration::from_secs_f64(mid(runs.iter().map(|s| s.p99.as_secs_f64()).collect())),
         cpu_per_call: mid(runs.iter().map(|s| s.cpu_per_call).collect()),
+        faults_per_call: mid(runs.iter().map(|s| s.faults_per_call).collect()),
+        shootdowns_per_call: mid(runs.iter().map(|s| s.shootdowns_per_call).collect()),
     }
+}
+
+/// Minor page faults `pid` has taken, all threads (`/proc/PID/stat` field 10).
+pub fn minor_faults(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    fields.get(7).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// TLB shootdown interrupts on every CPU of the machine so far (`/proc/interrupts`, x86).
+pub fn tlb_shootdowns() -> u64 {
+    let interrupts = std::fs::read_to_string("/proc/interrupts").unwrap_or_default();
+    interrupts
+        .lines()
+        .find(|line| line.trim_start().starts_with("TLB:"))
+        .map(|line| line.split_whitespace().skip(1).map_while(|n| n.parse::<u64>().ok()).sum())
+        .unwrap_or(0)
 }
 
 /// CPU seconds `pid` has used, all threads (Linux counts in USER_HZ, 100 per second).
@@ -144,6 +169,18 @@ impl StdioClient {
 
 /// `in_flight` pipelined calls on one stdio connection for `seconds`; also the peak RSS.
 pub fn run_stdio(server: &Server, in_flight: usize, seconds: f64) -> (Stats, u64) {
+    let (stats, peak, (), ()) = run_stdio_probed(server, in_flight, seconds, |_| ());
+    (stats, peak)
+}
+
+/// [`run_stdio`], calling `probe` with the server's pid when the measured window opens and
+/// when it closes (before the server stops); returns both probes too.
+pub fn run_stdio_probed<T>(
+    server: &Server,
+    in_flight: usize,
+    seconds: f64,
+    mut probe: impl FnMut(u32) -> T,
+) -> (Stats, u64, T, T) {
     let mut client = StdioClient::start(server, &[]);
     // Warm up (first instantiation, caches).
     for id in 1..=50 {
@@ -154,7 +191,9 @@ pub fn run_stdio(server: &Server, in_flight: usize, seconds: f64) -> (Stats, u64
     let mut samples = Vec::new();
     let mut next = 1000u64;
     let pid = client.child.id();
+    let opened = probe(pid);
     let cpu_before = cpu_seconds(pid);
+    let (faults_before, shootdowns_before) = (minor_faults(pid), tlb_shootdowns());
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(seconds);
     for _ in 0..in_flight {
@@ -175,9 +214,18 @@ pub fn run_stdio(server: &Server, in_flight: usize, seconds: f64) -> (Stats, u64
     }
     let elapsed = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds(pid) - cpu_before;
+    let calls = samples.len() as f64;
+    let faults = (minor_faults(pid) - faults_before) as f64 / calls;
+    let shootdowns = tlb_shootdowns().saturating_sub(shootdowns_before) as f64 / calls;
     let peak = memory_kib(pid, "VmHWM:");
+    let closed = probe(pid);
     client.stop();
-    (stats(samples, elapsed, cpu), peak)
+    (
+        Stats { faults_per_call: faults, shootdowns_per_call: shootdowns, ..stats(samples, elapsed, cpu) },
+        peak,
+        opened,
+        closed,
+    )
 }
 
 /// Spawn to the first `tools/list` answer over stdio, and the RSS then; medians of `runs`.

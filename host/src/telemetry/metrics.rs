@@ -28,6 +28,13 @@ pub(crate) struct Metrics {
     pub(crate) timeouts: IntCounterVec,
     /// Guest calls that asked for more memory than their limit, by plugin.
     pub(crate) memory_limit_hits: IntCounterVec,
+    /// `memory.grow`s beyond a memory's size at instantiation, by plugin.
+    pub(crate) memory_grows: IntCounterVec,
+    /// Bytes the pool's unused memory and table slots keep resident for reuse (resident
+    /// resets, `runtime/engine/resident.rs`).
+    pub(crate) pool_resident_bytes: IntGauge,
+    /// Unused memory slots that keep their module's image mapped.
+    pub(crate) pool_warm_memories: IntGauge,
     /// Instances running a call now.
     pub(crate) instances_in_use: IntGauge,
     /// How many instances the pool holds at most (0: instances are allocated per call).
@@ -130,6 +137,22 @@ impl Metrics {
                 "mcpbox_guest_memory_limit_hits_total",
                 "Guest calls that asked for more memory than their limit.",
                 &["plugin"],
+            ),
+            memory_grows: counter(
+                &r,
+                "mcpbox_guest_memory_grows_total",
+                "memory.grow calls beyond a memory's size at instantiation.",
+                &["plugin"],
+            ),
+            pool_resident_bytes: gauge(
+                &r,
+                "mcpbox_pool_resident_bytes",
+                "Bytes the pool's unused memory and table slots keep resident for reuse.",
+            ),
+            pool_warm_memories: gauge(
+                &r,
+                "mcpbox_pool_warm_memories",
+                "Unused memory slots that keep their module's image mapped.",
             ),
             instances_in_use: gauge(&r, "mcpbox_instances_in_use", "Instances running a call now."),
             pool_capacity: gauge(

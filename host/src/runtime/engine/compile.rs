@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::runtime::engine::{EngineOptions, build_engine_with_cache};
+use crate::runtime::engine::{EngineOptions, artifact, build_engine_with_cache};
 
 /// The largest plugin file mcpbox reads, by default: interpreter plugins are 12 to 40 MB.
 pub const DEFAULT_MAX_PLUGIN_BYTES: u64 = 256 << 20;
@@ -100,6 +100,11 @@ impl Compiler {
     /// file replaced meanwhile cannot slip a different component past the bound.
     pub fn compile(&self, path: &Path) -> Result<Compiled> {
         let bytes = read_bounded(path, self.bounds.max_file_bytes)?;
+        // Compiled before (within the bounds): mapped from its artifact (artifact.rs).
+        let artifacts = self.artifacts_dir();
+        if let Some(component) = artifacts.and_then(|dir| artifact::load(&self.engine, dir, &bytes)) {
+            return Ok(Compiled { component, bytes });
+        }
         if bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0] {
             bail!(
                 "{} is a core WebAssembly module, not a component: build it for wasm32-wasip2 (or wrap it with `wasm-tools component new`)",
@@ -128,7 +133,19 @@ impl Compiler {
             }
         }
         let component = component_of(&self.engine, path, &bytes)?;
+        if let Some(dir) = artifacts {
+            artifact::store(&self.engine, dir, &bytes, &component);
+        }
         Ok(Compiled { component, bytes })
+    }
+
+    /// Where compiled plugins are kept to be mapped: the user's cache directory, not a private
+    /// one that dies with the process (`--no-cache`), and not without the bounded compile.
+    fn artifacts_dir(&self) -> Option<&Path> {
+        if self._private_cache.is_some() {
+            return None;
+        }
+        self.child_options.as_ref()?.cache_dir.as_deref()
     }
 }
 

@@ -1,31 +1,25 @@
 //! Memory returned when the server goes idle. The pooling allocator gives a freed instance's
 //! pages back to the kernel in batches of 64 per shard (one TLB flush per batch; the throughput
-//! is measured in `engine.rs`), so after a burst of calls with large memories up to 63 freed
+//! is measured in `knobs.rs`), so after a burst of calls with large memories up to 63 freed
 //! slots per shard stay resident until more calls come: 24 results of 15 MiB left 405 MiB
-//! where 43 MiB were before, for as long as nobody called. A client able to make calls could
-//! leave a server holding that memory indefinitely.
+//! where 43 MiB were before, for as long as nobody called. And slots reset in place (resident
+//! resets, `resident.rs`) keep up to 3 MiB each for the next call. A client able to make calls
+//! could leave a server holding that memory indefinitely.
 //!
-//! So when no call has run for [`IDLE`], this fills every shard's batch with instances of a
-//! module of one memory page, and wasmtime returns the whole batch. wasmtime 48 offers no call
-//! to flush its queues; a shard is a thread's, assigned round-robin when the thread first
-//! frees or takes a slot, so the filling runs on fresh threads, twice as many as there are
-//! shards. Under load the server is never idle and nothing of this runs.
+//! So when no call has run for [`IDLE`], this asks wasmtime to flush its queues and give the
+//! resident pages of unused slots back: a call the patched wasmtime adds
+//! (`host/vendor/PATCH.md`; wasmtime 48 has none). Before the patch this filled every shard's
+//! batch with one-page instances on fresh threads. Under load the server is never idle and
+//! nothing of this runs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use wasmtime::{Engine, Instance, Module, Store};
+use wasmtime::Engine;
 
 /// How long no call must run before the pool's freed slots are returned.
 pub(crate) const IDLE: Duration = Duration::from_secs(1);
-
-/// Instances a thread makes and drops: one batch of the pool's (`decommit_batch_size`).
-const BATCH: usize = 64;
-
-/// A module with one page of memory and nothing else (`(module (memory 1))`): each instance
-/// dropped puts one region into its thread's batch.
-const ONE_PAGE: &[u8] = b"\0asm\x01\0\0\0\x05\x03\x01\x00\x01";
 
 /// Calls in flight, and the idle return they schedule.
 pub(crate) struct IdleReturn {
@@ -36,7 +30,6 @@ pub(crate) struct IdleReturn {
     /// A watcher is waiting for the server to stay idle (at most one at a time, so a call
     /// costs two atomic additions and, at its end, a swap).
     watching: AtomicBool,
-    module: OnceLock<Option<Module>>,
 }
 
 /// The server's idle return, once its engine (with the pooling allocator) exists.
@@ -49,7 +42,6 @@ pub(crate) fn watch(engine: &Engine) {
         in_flight: AtomicUsize::new(0),
         generation: AtomicU64::new(0),
         watching: AtomicBool::new(false),
-        module: OnceLock::new(),
     }));
 }
 
@@ -108,35 +100,7 @@ impl IdleReturn {
     }
 
     fn return_freed_slots(&self) {
-        let module = self.module.get_or_init(|| match Module::new(&self.engine, ONE_PAGE) {
-            Ok(module) => Some(module),
-            Err(e) => {
-                tracing::warn!("cannot compile the module that returns idle memory: {e:#}");
-                None
-            }
-        });
-        let Some(module) = module else { return };
-        let shards = std::thread::available_parallelism().map_or(1, |n| n.get()).min(16);
-        let threads: Vec<_> = (0..2 * shards)
-            .filter_map(|_| {
-                let (engine, module) = (self.engine.clone(), module.clone());
-                std::thread::Builder::new().name("mcpbox-idle".into()).spawn(move || fill_batch(&engine, &module)).ok()
-            })
-            .collect();
-        for thread in threads {
-            let _ = thread.join();
-        }
-        tracing::debug!("returned the pool's freed slots after {} s idle", IDLE.as_secs());
-    }
-}
-
-/// Makes and drops a batch of one-page instances on this (fresh) thread.
-fn fill_batch(engine: &Engine, module: &Module) {
-    for _ in 0..BATCH {
-        // The module has no code: nothing runs, no epoch deadline is ever checked.
-        let mut store = Store::new(engine, ());
-        if futures::executor::block_on(Instance::new_async(&mut store, module, &[])).is_err() {
-            return;
-        }
+        self.engine.pooling_allocator_release_idle_memory();
+        tracing::debug!("returned the pool's freed memory after {} s idle", IDLE.as_secs());
     }
 }

@@ -112,8 +112,14 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
     // Compile with every core, but plugins at start-up are compiled in parallel already.
     config.parallel_compilation(true);
     if options.pooling {
+        if crate::switched_off!("sandbox.resident-reset-complete") {
+            wasmtime::MCPBOX_FAILPOINT_FIRST_SCAN_ONLY.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let resident = crate::runtime::engine::resident::decide();
+        tracing::debug!(bytes = resident.bytes, "resident resets of freed memory slots: {}", resident.why);
         config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pooling_config(
             options.max_memory_bytes,
+            resident.bytes,
         )));
         crate::telemetry::metrics::metrics().pool_capacity.set(i64::from(POOL_INSTANCES));
     }
@@ -139,6 +145,13 @@ pub(crate) fn build_engine_with_cache(options: &EngineOptions) -> Result<(Engine
     start_epoch_ticker(&engine)?;
     if options.pooling {
         crate::runtime::engine::idle::watch(&engine);
+        let pooled = engine.weak();
+        crate::telemetry::metrics::metrics().sample_with(move |metrics| {
+            let Some(pool) = pooled.upgrade().and_then(|engine| engine.pooling_allocator_metrics()) else { return };
+            let resident = pool.unused_memory_bytes_resident() + pool.unused_table_bytes_resident();
+            metrics.pool_resident_bytes.set(i64::try_from(resident).unwrap_or(i64::MAX));
+            metrics.pool_warm_memories.set(i64::from(pool.unused_warm_memories()));
+        });
     }
     Ok((engine, cached))
 }
@@ -173,7 +186,7 @@ pub const POOL_STACKS: u32 = 1024;
 
 /// The pooling allocator reserves every slot up front and reuses it, so a call skips mmap,
 /// munmap and most page faults of a fresh instance.
-fn pooling_config(max_memory_bytes: usize) -> wasmtime::PoolingAllocationConfig {
+fn pooling_config(max_memory_bytes: usize, resident_reset_bytes: usize) -> wasmtime::PoolingAllocationConfig {
     let mut pool = wasmtime::PoolingAllocationConfig::default();
     pool.total_component_instances(POOL_INSTANCES);
     // A Rust component holds its main module and a few small shim modules.
@@ -187,9 +200,18 @@ fn pooling_config(max_memory_bytes: usize) -> wasmtime::PoolingAllocationConfig 
     // limiter enforces each plugin's own below it) plus guard pages: 2,000 slots of a few GiB
     // fit easily in the 128 TiB of an x86-64 process, and nothing is committed until touched.
     pool.max_memory_size(max_memory_bytes.max(64 << 20));
-    // Keeping linear memory resident (zeroing instead of madvise) costs more in memset than it
-    // saves: 1 MiB resident, 10,500 calls/s instead of 12,500 (HTTP, 64 in flight).
-    pool.linear_memory_keep_resident(0);
+    // A freed slot's written pages are reset in place (copied back from the image, or zeroed)
+    // up to `resident_reset_bytes`, found by the kernel's page scan, instead of being given back
+    // and faulted in again by the next instance (resident.rs says when, and why not always).
+    // Without the scan this would `memset` that much of every slot: 1 MiB cost 10,500 calls/s
+    // instead of 12,500 (HTTP, 64 in flight), so resident.rs turns it off there.
+    pool.linear_memory_keep_resident(resident_reset_bytes);
+    if resident_reset_bytes > 0 {
+        // Off by default in wasmtime 48; resident.rs checked that the kernel has it.
+        pool.pagemap_scan(wasmtime::Enabled::Yes);
+        // Each unused warm slot holds up to that much: bound them (wasmtime's default is 100).
+        pool.max_unused_warm_slots(crate::runtime::engine::resident::WARM_SLOTS);
+    }
     // The same TLB shootdowns come from returning pages with madvise when a slot is freed:
     // batch the returns (one flush per 64 freed slots), and keep the small tables and the top
     // of the fiber stacks resident (zeroed in place). Measured on 2 cores, trivial calls over

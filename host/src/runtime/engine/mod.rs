@@ -1,14 +1,17 @@
 //! The wasmtime-facing room: the one engine with a reason per knob (`knobs`), plugin files
-//! compiled within a size and a time bound in a child process (`compile`), the Rust types
+//! compiled within a size and a time bound in a child process (`compile`), whether freed
+//! memory is reset in place (`resident`), the Rust types
 //! generated from our WIT (`bindings`), and the pool's freed memory returned once no call runs
 //! (`idle`). Everything else takes an [`Engine`](wasmtime::Engine) from here and never touches
 //! [`wasmtime::Config`]; this room knows no plugin, call or grant (the bottom of the runtime).
 
+mod artifact;
 pub(crate) mod bindings;
 pub mod compile;
 mod functions;
 pub(crate) mod idle;
 mod knobs;
+pub mod resident;
 
 pub(crate) use knobs::build_engine_with_cache;
 pub use knobs::{

@@ -121,7 +121,9 @@ impl Plugin {
         }
         let hold = scope.output_hold.clone();
         let exports = self.exports.clone();
-        let ready = self.prepared.as_ref().and_then(Prepared::take);
+        // `_refill` makes the next instance ahead when this call ends (or now, see `take`).
+        let (ready, _refill) = self.prepared.as_ref().map(Prepared::take).unzip();
+        let ready = ready.flatten();
         if ready.is_some() {
             tracing::debug!(plugin = %self.name, "the call runs in an instance made ahead of it");
         }

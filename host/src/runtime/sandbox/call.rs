@@ -89,6 +89,7 @@ pub(crate) async fn run_call<R: Send>(
     };
     stdout.finish();
     stderr.finish();
+    let store_grows = store.data().limiter.grows;
     let budget = &store.data().budget;
     // On the guest call's span (`Plugin::invoke`), if it has one.
     tracing::Span::current().record("mcpbox.guest.memory_peak_bytes", store.data().limiter.peak as i64);
@@ -99,6 +100,9 @@ pub(crate) async fn run_call<R: Send>(
         Ok(value) => Ok((value, store.into_data().budget)),
         Err(error) => Err(classify(plugin, limits, &store, error, &stderr)),
     };
+    if store_grows > 0 {
+        metrics().memory_grows.with_label_values(&[plugin]).inc_by(u64::from(store_grows));
+    }
     if let Err(error) = &result {
         let metrics = metrics();
         match error {

@@ -83,23 +83,30 @@ impl Prepared {
         })
     }
 
-    /// A ready instance for one call, if there is one, and the making of its replacement.
-    pub(crate) fn take(self: &Arc<Self>) -> Option<Ready> {
+    /// A ready instance for one call, if there is one, and the making of its replacement: now
+    /// when none is left for the next call, otherwise when this call ends (the guard), so that
+    /// at low load the making does not run beside the call it follows (its page faults and
+    /// TLB shootdowns reach the call's core, and the two share the machine's two cores).
+    pub(crate) fn take(self: &Arc<Self>) -> (Option<Ready>, RefillWhenDone) {
         if self.stopped.load(Ordering::Relaxed) {
-            return None;
+            return (None, RefillWhenDone(None));
         }
-        let (ready, short) = {
+        let (ready, left) = {
             let mut list = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
             let ready = list.pop();
-            (ready, list.len() < self.target)
+            (ready, list.len())
         };
         if ready.is_some() {
             MADE.fetch_sub(1, Ordering::Relaxed);
         }
-        if short {
-            self.refill();
+        if left >= self.target {
+            return (ready, RefillWhenDone(None));
         }
-        ready
+        if left == 0 {
+            self.refill();
+            return (ready, RefillWhenDone(None));
+        }
+        (ready, RefillWhenDone(Some(self.clone())))
     }
 
     /// Starts a task that makes instances until `target` are ready, unless one runs already.
@@ -139,6 +146,20 @@ impl Prepared {
             Ok(Ok(instance)) => Ok(Ready { store, instance }),
             Ok(Err(error)) => Err(classify(&self.plugin, self.limits, &store, Some(error), &stderr).to_string()),
             Err(_) => Err(format!("instantiating plugin `{}` took longer than its time limit", self.plugin)),
+        }
+    }
+}
+
+/// Starts the making of instances for a plugin when dropped, at the end of the call that took
+/// one (if a tokio runtime is there to run it).
+pub(crate) struct RefillWhenDone(Option<Arc<Prepared>>);
+
+impl Drop for RefillWhenDone {
+    fn drop(&mut self) {
+        if let Some(prepared) = self.0.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            prepared.refill();
         }
     }
 }

@@ -21,10 +21,14 @@ pub(crate) struct MemoryLimiter {
     pub(crate) exceeded: bool,
     /// The most linear memory any of the call's memories grew to (for its trace span).
     pub(crate) peak: usize,
+    /// `memory.grow`s that took memory beyond its size at instantiation (a guest whose heap
+    /// grows in every call pays page faults on fresh zero pages each time: the benchmark's
+    /// `mcpbox_guest_memory_grows_total` per call).
+    pub(crate) grows: u32,
 }
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         if desired > self.limit && !crate::switched_off!("sandbox.memory-limit") {
             // Refuse the growth (memory.grow returns -1) and remember why: the guest usually
             // aborts next, and the error should say "memory limit", not "unreachable".
@@ -32,6 +36,9 @@ impl ResourceLimiter for MemoryLimiter {
             return Ok(false);
         }
         self.peak = self.peak.max(desired);
+        if current > 0 {
+            self.grows += 1;
+        }
         Ok(true)
     }
 

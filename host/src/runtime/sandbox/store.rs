@@ -116,7 +116,7 @@ impl StoreBuilder<'_> {
                 reports: Arc::new(network_reports(stderr, &scope)),
                 linked: scope.linked.clone(),
             },
-            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0 },
+            limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0, grows: 0 },
             plugin: plugin.clone(),
             scope,
             deadline,
