@@ -18,10 +18,11 @@
 //!   all the same, because no test here can swap a slot out on every machine.
 
 /// Bytes of written memory a freed slot keeps and resets in place; the rest of what a call
-/// wrote is given back. Sized from the dirty set measured per call (`scripts/bench.sh
-/// interpreters`, the pool's resident bytes per warm slot): a trivial Python call of the
-/// `mcpbox new` template writes ~1.3 MiB, JavaScript ~0.6 MiB, a compiled Rust guest under
-/// 0.2 MiB; twice the largest leaves room for a call that does a little more.
+/// wrote is given back. Sized from the dirty set measured per slot (`mcpbox_pool_resident_bytes`
+/// over `mcpbox_pool_warm_memories` after sequential calls): the `mcpbox new` template's call
+/// writes ~0.75 MiB in Python, ~0.6 MiB in JavaScript, ~40 KiB in Rust; four times the largest
+/// leaves room for a call that does more, and a call that writes megabytes (a large result)
+/// keeps only this much after it.
 pub const RESIDENT_RESET_BYTES: usize = 3 << 20;
 
 /// Unused slots that keep their module's image mapped (wasmtime's `max_unused_warm_slots`):
