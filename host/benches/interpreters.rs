@@ -31,22 +31,13 @@ use serde_json::json;
 
 #[path = "common/http_client.rs"]
 mod http_client;
+#[path = "common/settings.rs"]
+mod settings;
+use settings::{env_number, micros, repo_root};
 #[path = "common/load.rs"]
 #[expect(dead_code, reason = "the HTTP and WebSocket lanes are compare.rs's")]
 mod load;
 use load::{Server, Stats, median};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
-}
-
-fn env_number(name: &str, default: f64) -> f64 {
-    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
 
 /// A free loopback port for a server's `--metrics`.
 fn free_port() -> u16 {
