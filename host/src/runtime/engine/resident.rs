@@ -27,8 +27,8 @@ pub const RESIDENT_RESET_BYTES: usize = 3 << 20;
 
 /// Unused slots that keep their module's image mapped (wasmtime's `max_unused_warm_slots`):
 /// with resident resets, each holds up to [`RESIDENT_RESET_BYTES`], so this bounds the memory
-/// kept for reuse to 96 MiB, and the idle return (`idle.rs`) gives it back once no call runs.
-pub const WARM_SLOTS: u32 = 32;
+/// kept for reuse to 48 MiB, and the idle return (`idle.rs`) gives it back once no call runs.
+pub const WARM_SLOTS: u32 = 16;
 
 /// The environment variable that overrides [`RESIDENT_RESET_BYTES`] in KiB (0 turns resident
 /// resets off), for the benchmark's A/B runs; the checks above still apply.
