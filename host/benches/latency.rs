@@ -20,7 +20,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcpbox::runtime::Catalog;
+use mcpbox::runtime::{Catalog, FirstUse, Pins};
+
 use mcpbox::runtime::engine::EngineOptions;
 use mcpbox::runtime::engine::compile::{CompileBounds, Compiler};
 use mcpbox::runtime::{CallScope, Limits};
@@ -67,8 +68,15 @@ fn main() {
             };
             let compiler = Compiler::in_process(&options, CompileBounds::default()).unwrap();
             let started = Instant::now();
-            let (catalog, problems) =
-                Catalog::load(&compiler, std::slice::from_ref(&chaos), &Default::default(), Limits::default()).await;
+            let (catalog, problems) = Catalog::load(
+                &compiler,
+                std::slice::from_ref(&chaos),
+                &Default::default(),
+                Limits::default(),
+                &Pins::off(),
+                FirstUse::Report,
+            )
+            .await;
             let compile = started.elapsed();
             assert!(problems.is_empty(), "{problems:?}");
             let mut native = Vec::with_capacity(calls);

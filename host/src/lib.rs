@@ -21,6 +21,7 @@ pub mod failpoint;
 pub(crate) mod fleet;
 mod hex;
 pub(crate) mod mcp;
+mod readable;
 pub(crate) mod registry;
 pub mod runtime;
 pub(crate) mod telemetry;

@@ -6,6 +6,7 @@ usage:
   python_sdk_client.py http-roots URL CLIENT_ROOT_DIR OTHER_ROOT_NAME
   python_sdk_client.py rounds URL
   python_sdk_client.py sse URL ROOT_NAME
+  python_sdk_client.py approvals MCPBOX_BINARY CONFIG URL
 The first two list and call tools, read resources and get prompts of the bundled plugins. The
 third declares CLIENT_ROOT_DIR as the session's only root and checks that the session sees it
 (file notes.txt) and not OTHER_ROOT_NAME. The fourth connects in discover mode and calls
@@ -13,6 +14,11 @@ third declares CLIENT_ROOT_DIR as the session's only root and checks that the se
 the next; the SDK answers both through its callbacks and retries with the sealed requestState. The
 fifth speaks the 2024-11-05 HTTP+SSE transport (`sse_client`, URL the stream's): what the first
 two do, plus progress notifications and a sampling request from a plugin, answered.
+The sixth answers mcpbox's approval questions (`rounds.publish` needs one, docs/approvals.md):
+in legacy sessions over stdio (the SDK launches mcpbox with CONFIG, whose `[approvals]
+timeout_ms` is 500) and Streamable HTTP (URL): decline, cancel, an answer too late, allow once,
+allow for the session; a session without elicitation; then as a 2026-07-28 client (discover
+mode) on both transports, where the approval is a round of its own.
 Exits non-zero, with the reason, on any difference.
 """
 
@@ -49,6 +55,63 @@ async def exercise(session, era, root_name):
     check(resource.contents[0].text == "This is the content of the static text resource.", f"{resource}")
     prompt = await session.get_prompt("conformance.test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
     check(prompt.messages[0].content.text == "Prompt with arguments: arg1='a', arg2='b'", f"{prompt}")
+
+
+async def approvals(binary, config, url):
+    decisions = []
+    asked = []
+
+    async def elicitation(context, params):
+        if "Approve this call" not in params.message:
+            # The plugin's own question, once approved.
+            return types.ElicitResult(action="accept", content={"topic": "tides"})
+        asked.append(params.message)
+        decision = decisions.pop(0)
+        if decision == "late":
+            await asyncio.sleep(1.5)
+            decision = "once"
+        if decision in ("decline", "cancel"):
+            return types.ElicitResult(action=decision)
+        return types.ElicitResult(action="accept", content={"decision": decision})
+
+    async def sampling(context, params):
+        return types.CreateMessageResult(role="assistant", model="test-model",
+                                         content=types.TextContent(type="text", text="ebb"))
+
+    async def publish(client, decision, expected, arguments=None):
+        before = len(asked)
+        if decision:
+            decisions.append(decision)
+        result = await client.call_tool("rounds.publish", arguments or {})
+        text = result.content[0].text
+        if expected:
+            check(result.is_error and expected in text, f"{decision}: {result}")
+        else:
+            check(not result.is_error and text == "published tides; summary: ebb", f"{decision}: {result}")
+        check(len(asked) == before + (1 if decision else 0), f"{decision}: asked {len(asked) - before} times")
+
+    stdio = StdioServerParameters(command=binary, args=["serve", "--config", config],
+                                  env={**os.environ, "MCPBOX_LOG": "warn"})
+    for transport, late in ((stdio, True), (url, False)):
+        async with Client(transport, mode="legacy", elicitation_callback=elicitation,
+                          sampling_callback=sampling) as client:
+            await publish(client, "decline", "the user declined")
+            await publish(client, "cancel", "the user cancelled the question")
+            if late:
+                await publish(client, "late", "the user did not answer within 0.5 s")
+            await publish(client, "once", None)
+            await publish(client, "session", None)
+            # Allowed for the session: not asked again.
+            await publish(client, None, None)
+        async with Client(transport, mode="legacy", sampling_callback=sampling) as client:
+            await publish(client, None, "declares no form elicitation")
+        # 2026-07-28: the approval is a round; the SDK answers it and repeats the call.
+        async with Client(transport, mode="auto", elicitation_callback=elicitation,
+                          sampling_callback=sampling) as client:
+            check(client.session.discover_result is not None, "connected without server/discover")
+            # `remember`: published once across the call's rounds, not once per round.
+            await publish(client, "once", None, {"remember": True})
+            await publish(client, "deny", "the user denied it")
 
 
 async def main(mode, *args):
@@ -124,6 +187,9 @@ async def main(mode, *args):
             sampled = await session.call_tool("conformance.test_sampling", {"prompt": "Capital of France?"})
             check(sampled.content[0].text == "LLM response: Paris", f"sampling gave {sampled}")
         print("python sdk client (sse): ok")
+    elif mode == "approvals":
+        await approvals(*args)
+        print("python sdk client (approvals): ok")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -105,6 +105,7 @@ sys.stdout.write("\nexit=%d\n" % os.waitstatus_to_exitcode(status))
     let mut child = Command::new("python3")
         .args(["-c", script, env!("CARGO_BIN_EXE_mcpbox")])
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_STATE_DIR", state_dir())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::repo_root;
+use crate::common::{repo_root, state_dir};
 use crate::existing_servers::{
     assert_absent, build, built, in_namespace, names, requests, serve_probe, standin_certificates, start_standin,
 };
@@ -119,6 +119,7 @@ fn a_built_python_servers_code_reads_its_environment_per_call_and_gets_what_any_
         // The suite's componentize-py (scripts/setup-componentize.sh), not a venv per toolchain.
         .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_STATE_DIR", state_dir())
         .env("MCPBOX_PROBE_SECRET", &shell_secret)
         .output()
         .unwrap();

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::repo_root;
+use crate::common::{repo_root, state_dir};
 use crate::reference_servers::{compare_with, memory_spec, node_server, reference_servers};
 
 /// The npm versions the builds pin: the reference servers the harness already runs natively.
@@ -34,6 +34,7 @@ fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (b
         // The suite's componentize-py (scripts/setup-componentize.sh), not a venv per toolchain.
         .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_STATE_DIR", state_dir())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("cannot run mcpbox build");
@@ -362,6 +363,7 @@ fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_
         .arg(&out)
         .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
         .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_STATE_DIR", state_dir())
         .env("MCPBOX_PROBE_SECRET", &shell_secret)
         .output()
         .unwrap();

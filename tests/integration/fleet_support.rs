@@ -46,6 +46,7 @@ impl Fleet {
             .args(config.args())
             .env("MCPBOX", env!("CARGO_BIN_EXE_mcpbox"))
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+            .env("MCPBOX_STATE_DIR", state_dir())
             .stdin(std::process::Stdio::null())
             .output()
             .expect("cannot run scripts/fleet.sh");

@@ -7,6 +7,7 @@
     reason = "a test or benchmark stops at the first thing that does not hold"
 )]
 
+mod approvals;
 mod authorization;
 mod budget;
 mod cli;
@@ -33,6 +34,7 @@ mod network;
 mod operations;
 mod operations_support;
 mod ownership;
+mod pins;
 mod plain;
 mod principals;
 mod protections;

@@ -20,7 +20,8 @@ fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
         .arg(plugin("textstats"))
         .arg("--root")
         .arg(root)
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"));
+        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+        .env("MCPBOX_STATE_DIR", state_dir());
     TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap().0
 }
 
@@ -98,6 +99,7 @@ fn python_sdk_client_in_both_eras() {
             .arg(dir.path())
             .arg(era)
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
+            .env("MCPBOX_STATE_DIR", state_dir())
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);

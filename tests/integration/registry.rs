@@ -83,6 +83,8 @@ fn a_moved_tag_still_serves_the_locked_digest_and_locked_refuses_what_is_not_pin
     work.config(&config);
     work.ok(&["pull", "--config", "mcpbox.toml"]);
     assert!(work.lock().contains(&first));
+    // Its definitions pinned too, as `--locked` requires (docs/approvals.md).
+    work.ok(&["accept", "--config", "mcpbox.toml"]);
 
     // The tag moves to another component, signed too; the lock keeps the first.
     let second = work.publish(fixture("hello"), &reference);

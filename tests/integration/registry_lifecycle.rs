@@ -80,8 +80,17 @@ fn add_then_update_moves_the_lock_and_a_running_server_follows_it() {
     assert!(updated.contains("+echo.greet") && updated.contains("-echo.echo"), "{updated}");
     assert!(updated.contains("requests network: - → https://api.example.com"), "{updated}");
     assert!(work.lock().contains(&second) && !work.lock().contains(&first));
+    // What the model would read is new: shown, and withheld by a serving mcpbox until accepted.
+    assert!(updated.contains("withheld until `mcpbox accept echo`"), "{updated}");
+    assert!(updated.contains("tool `greet` of plugin `echo` is new since it was pinned"), "{updated}");
 
-    // The server follows the lock: the new version serves, the old one is gone.
+    // The server follows the lock: the old version is gone, the new tool withheld...
+    let names = wait_for_tools(&mut server, |names| !names.iter().any(|n| n == "echo.echo"));
+    assert!(names.is_empty(), "{names:?}");
+    assert!(server.wait_for_log("withheld until accepted", WAIT), "{}", server.stderr());
+    // ...until the operator accepts it.
+    let accepted = work.ok(&["accept", "echo", "--config", "mcpbox.toml"]);
+    assert!(accepted.contains("accepted tool `greet`"), "{accepted}");
     let names = wait_for_tools(&mut server, |names| names.iter().any(|n| n == "echo.greet"));
     assert!(names.iter().any(|n| n == "echo.greet") && !names.iter().any(|n| n == "echo.echo"), "{names:?}");
     assert!(server.stderr().contains("plugin added"), "{}", server.stderr());

@@ -34,7 +34,9 @@ fn wait_notification(server: &mut Server, method: &str) -> (Value, Duration) {
 fn add_change_break_and_remove_while_a_legacy_client_is_connected() {
     let dir = temp_dir();
     std::fs::copy(fixture("hello"), dir.path().join("hello.wasm")).unwrap();
-    let mut server = Server::start(&[dir.path()]);
+    // A development folder: another plugin under the same name serves at once (tests/pins.rs
+    // has what happens to changed definitions otherwise).
+    let mut server = Server::start(&[dir.path().as_os_str(), "--unpinned".as_ref()]);
     let init = server.initialize("2025-06-18", json!({}));
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
     assert_eq!(tool_names(&mut server, json!({})), ["hello.count", "hello.greet"]);
@@ -103,7 +105,7 @@ fn a_modern_client_hears_of_changes_on_its_subscription() {
 fn calls_in_flight_finish_on_the_version_they_started_with() {
     let dir = temp_dir();
     std::fs::copy(fixture("chaos"), dir.path().join("chaos.wasm")).unwrap();
-    let mut server = Server::start(&[dir.path()]);
+    let mut server = Server::start(&[dir.path().as_os_str(), "--unpinned".as_ref()]);
     server.initialize("2025-06-18", json!({}));
     let sleeping = server.fresh_id();
     server.send(&json!({ "jsonrpc": "2.0", "id": sleeping, "method": "tools/call",

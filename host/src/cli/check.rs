@@ -10,7 +10,7 @@ use super::progress::Transfers;
 use super::registry;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::OciRef;
-use crate::runtime::catalog::is_plugin_file;
+use crate::runtime::catalog::{FirstUse, Pins, is_plugin_file};
 use crate::runtime::engine::compile::Compiler;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
@@ -20,8 +20,10 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     // Registry plugins are checked as serving would take them: pinned, pulled and verified.
     let pulled = registry::resolve_into(&mut settings, &Transfers::new()).await?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
+    let pins = Pins::open(settings.pins.clone())?;
+    let configs = &settings.plugin_configs;
     let (catalog, mut problems) =
-        Catalog::load(&compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+        Catalog::load(&compiler, &settings.plugin_paths, configs, settings.limits, &pins, FirstUse::Report).await;
     problems
         .extend(pulled.failed.into_iter().map(|u| LoadProblem { path: PathBuf::from(u.reference), error: u.error }));
     let shared = settings
@@ -32,6 +34,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         .join(", ");
     let rows = rows(&catalog, &problems, &shared);
     print!("{}", render(&rows));
+    print_withheld(&catalog, &pins);
     let contested = rows.iter().filter(|r| r.contested).count();
     if problems.is_empty() && contested == 0 && !rows.is_empty() {
         println!("\nok: {} plugins, {} tools", catalog.plugins().len(), catalog.tools().len());
@@ -41,6 +44,22 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
     } else {
         anyhow::bail!("{} of {} plugins have problems", problems.len() + contested, rows.len())
     }
+}
+
+/// Every withheld definition with its diff, and how to accept it.
+fn print_withheld(catalog: &Catalog, pins: &Pins) {
+    let withheld = catalog.withheld();
+    if withheld.is_empty() {
+        return;
+    }
+    let file = pins.path().map_or_else(|| "memory".to_owned(), |p| p.display().to_string());
+    println!("\nwithheld: {} definitions differ from their pins in {file}", withheld.len());
+    for item in withheld {
+        print!("\n{item}");
+    }
+    let mut plugins: Vec<&str> = withheld.iter().map(|w| w.plugin.as_str()).collect();
+    plugins.dedup();
+    println!("\nserve them with `mcpbox accept {}` (same config and paths)", plugins.join(" "));
 }
 
 /// One plugin file and what became of it.
@@ -81,8 +100,20 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
     for (row, plugin) in rows.iter_mut().zip(catalog.plugins()) {
         let withheld: Vec<_> = catalog.contests().iter().filter(|c| c.plugin == plugin.name).collect();
         row.contested = withheld.iter().any(|c| c.is_open());
-        if !withheld.is_empty() {
-            row.problem = withheld.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+        let mut said: Vec<String> = withheld.iter().map(ToString::to_string).collect();
+        let changed: Vec<String> = catalog
+            .withheld()
+            .iter()
+            .filter(|w| *w.plugin == *plugin.name)
+            .map(|w| format!("{} `{}`", w.kind, w.name))
+            .collect();
+        if !changed.is_empty() {
+            // Withheld until accepted: a problem, like a contest, until the operator decides.
+            row.contested = true;
+            said.push(format!("withheld, changed since pinned: {} (diff below)", changed.join(", ")));
+        }
+        if !said.is_empty() {
+            row.problem = said.join("; ");
         }
     }
     for problem in problems {

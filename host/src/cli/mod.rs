@@ -3,6 +3,7 @@
 //! file that parses nothing itself: it takes the merged `Settings`
 //! (or its own arguments) and drives the runtime and the protocol layer.
 
+mod accept;
 mod build;
 mod check;
 mod compile;
@@ -113,6 +114,10 @@ enum Command {
         #[arg(long)]
         bytes: usize,
     },
+    /// Accept what plugins' tools, prompts and templates say now: pin their definitions, so
+    /// that those withheld because they changed serve (`mcpbox accept NAME... --config FILE`,
+    /// or with the plugin paths `serve` is given; no name: every plugin).
+    Accept(Box<ServeArgs>),
     /// Pin and fetch every `oci://` plugin of the config (into `mcpbox.lock` and the store),
     /// verifying signatures, so that serving needs no registry afterwards.
     Pull(Box<ServeArgs>),
@@ -251,6 +256,7 @@ async fn run(cli: Cli) -> Result<()> {
         None => serve::run(cli.serve).await,
         Some(Command::Inspect { file, json, config }) => inspect::run(file, json, config).await,
         Some(Command::Check(args)) => check::run(*args).await,
+        Some(Command::Accept(args)) => accept::run(*args).await,
         Some(Command::Compile(args)) => compile::run(*args).await,
         Some(Command::Pull(args)) => registry::pull(*args).await,
         Some(Command::Add { reference, config, trust_keys, allow_unsigned, insecure }) => {

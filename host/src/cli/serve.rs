@@ -16,6 +16,7 @@ use crate::mcp::transport::{http, stdio};
 use crate::mcp::{McpState, Session};
 use crate::registry::Unwatched;
 use crate::runtime::catalog::reload::Reloader;
+use crate::runtime::catalog::{FirstUse, Pins};
 use crate::runtime::engine::compile::Compiler;
 use crate::runtime::{Catalog, LiveCatalog};
 
@@ -60,7 +61,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         if settings.engine.copy_on_write { "copy-on-write" } else { "copied" },
         settings.copy_on_write_reason
     );
-    let (live, failed) = load(&compiler, &settings).await;
+    let pins = Arc::new(Pins::open(settings.pins.clone())?);
+    let (live, failed) = load(&compiler, &settings, &pins).await;
     let failed = failed + pulled.failed.len();
     let watching = settings.watch && !settings.plugin_paths.is_empty();
     let following_lock = settings.watch && !settings.plugin_refs.is_empty();
@@ -79,6 +81,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
             settings.plugin_configs.clone(),
             settings.limits,
             live,
+            pins,
         )?;
         if following_lock {
             registry::follow_lock(&settings, pulled.files, reloader.pulled_files())?;
@@ -90,10 +93,11 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
 
 /// Loads the plugins, reporting each that fails by name; the others serve. Also says how
 /// many failed (readiness waits for none).
-async fn load(compiler: &Compiler, settings: &Settings) -> (Arc<LiveCatalog>, usize) {
+async fn load(compiler: &Compiler, settings: &Settings, pins: &Pins) -> (Arc<LiveCatalog>, usize) {
     let started = Instant::now();
+    let configs = &settings.plugin_configs;
     let (catalog, problems) =
-        Catalog::load(compiler, &settings.plugin_paths, &settings.plugin_configs, settings.limits).await;
+        Catalog::load(compiler, &settings.plugin_paths, configs, settings.limits, pins, FirstUse::Pin).await;
     for problem in &problems {
         tracing::error!("failed to load plugin {}: {:#}", problem.path.display(), problem.error);
     }
@@ -101,6 +105,8 @@ async fn load(compiler: &Compiler, settings: &Settings) -> (Arc<LiveCatalog>, us
         plugins = catalog.plugins().len(),
         failed = problems.len(),
         tools = catalog.tools().len(),
+        withheld = catalog.withheld().len(),
+        pins = ?pins.path(),
         elapsed_ms = started.elapsed().as_millis() as u64,
         roots = ?settings.roots.iter().map(|r| r.path.display().to_string()).collect::<Vec<_>>(),
         "plugins loaded"
@@ -120,7 +126,7 @@ async fn serve_transports(state: Arc<McpState>, settings: &Settings) -> Result<(
         tokio::spawn(async move { http::serve(state, options, shutdown, |_| {}).await })
     });
     if settings.stdio {
-        let session = Session::new(state);
+        let session = Session::for_connection(state);
         tokio::select! {
             result = stdio::serve(session, std::io::stdin(), std::io::stdout(), settings.max_message_bytes) => {
                 result?;

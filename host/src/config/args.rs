@@ -12,9 +12,14 @@ pub struct ServeArgs {
     /// Plugin files (`.wasm` components), directories of them, or registry references
     /// (`oci://REGISTRY/REPO:TAG` or `...@sha256:DIGEST`, pinned in `mcpbox.lock`).
     pub paths: Vec<PathBuf>,
-    /// Refuse to resolve any registry reference that `mcpbox.lock` does not pin.
+    /// Refuse to resolve any registry reference that `mcpbox.lock` does not pin, and to serve
+    /// any plugin whose definitions are not pinned (`mcpbox accept` pins them).
     #[arg(long)]
     pub locked: bool,
+    /// Serve every plugin's tool, prompt and template definitions as they are, changed or not,
+    /// instead of withholding those that differ from their pins (a development folder).
+    #[arg(long)]
+    pub unpinned: bool,
     /// Trust signatures by this public key (PEM, as `cosign.pub`) for every registry plugin
     /// (repeatable; adds to `[trust] keys`).
     #[arg(long = "trust-key", value_name = "FILE")]

@@ -53,6 +53,9 @@ pub(crate) struct FileConfig {
     /// `[oauth_clients.NAME]`: third parties where each user links an account of their own.
     #[serde(default)]
     pub(crate) oauth_clients: BTreeMap<String, Spanned<FileOAuthClient>>,
+    /// `[approvals]`: how the person's yes is asked for (docs/approvals.md).
+    #[serde(default)]
+    pub(crate) approvals: FileApprovals,
 }
 
 /// `[store]`: the state a fleet's replicas share (docs/fleet.md).
@@ -289,6 +292,28 @@ pub(crate) struct FilePlugin {
     /// `[[plugin.NAME.credentials]]`: values set on its requests to their origins.
     #[serde(default)]
     pub(crate) credentials: Vec<FileCredential>,
+    /// Tools whose every call needs the person's yes (`true`: all of them; names, a trailing
+    /// `*` matching any rest).
+    pub(crate) approve: Option<Spanned<FileApprove>>,
+    /// Pin what its tools, prompts and templates say (default true; false for a development
+    /// folder: a changed definition serves at once).
+    pub(crate) pin: Option<bool>,
+}
+
+/// `[plugin.NAME] approve`: `true`, `false`, or tool names.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum FileApprove {
+    All(bool),
+    Tools(Vec<String>),
+}
+
+/// `[approvals]`: how the person is asked before a call of a tool that needs their yes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileApprovals {
+    /// How long a legacy session's question waits for the answer (default 120000).
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
 }
 
 /// `[plugin.NAME.tasks.TOOL]`: the tool may run as a task, and when it becomes one.

@@ -5,6 +5,7 @@
 //! - `args`: the command line ([`ServeArgs`]);
 //! - `file`: the file's schema and positions;
 //! - `plugin`: `[plugin.NAME]` sections into the runtime's `PluginConfig`;
+//! - `pins`: where tool definitions are pinned (beside the config, or the state directory);
 //! - `http`: the HTTP listener's options (`--http`, WebSocket, HTTP+SSE, heartbeats);
 //! - `auth`: `[auth]`, the OAuth resource server; `entitlements`: its `[[auth.entitlements]]`
 //!   and `[auth.limits]`;
@@ -18,6 +19,7 @@ mod auth;
 mod entitlements;
 mod file;
 mod http;
+mod pins;
 mod plugin;
 mod problems;
 mod routes;
@@ -58,6 +60,8 @@ pub const DEFAULT_REQUEST_STATE_TTL: std::time::Duration = std::time::Duration::
 /// The smallest and largest JSON-RPC message limit: below 1 KiB not even `initialize` fits;
 /// above 1 GiB one message could hold the host's memory.
 const MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
+/// How long a legacy session's approval question waits, unless configured.
+const DEFAULT_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 /// Items per page of list results, unless configured.
 const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -108,6 +112,10 @@ pub struct Settings {
     pub secrets: Secrets,
     /// The token vault's options (`[oauth_clients]`, `[auth.link]`), if any.
     pub vault: Option<VaultOptions>,
+    /// How long a legacy session's approval question waits for the person (`[approvals]`).
+    pub approval_timeout: std::time::Duration,
+    /// Where definitions are pinned, and whether an unpinned plugin is refused.
+    pub pins: crate::runtime::catalog::PinSettings,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -138,6 +146,15 @@ impl Settings {
             .flatten()
             .unwrap_or(DEFAULT_REQUEST_STATE_TTL);
         let tasks = tasks::task_settings(args, &mut problems);
+        let approval_timeout = problems
+            .take(spanned_limit(
+                &file,
+                &file.config.approvals.timeout_ms,
+                "[approvals] timeout_ms",
+                limits::timeout_from_ms,
+            ))
+            .flatten()
+            .unwrap_or(DEFAULT_APPROVAL_TIMEOUT);
         let secrets = secrets::secrets(&file, &mut problems);
         let plugin_configs = plugin::plugin_configs(&file, &secrets, &mut problems);
         let vault = vault::vault_options(&file, &secrets, &mut problems);
@@ -187,6 +204,8 @@ impl Settings {
             replica,
             secrets,
             vault,
+            approval_timeout,
+            pins: pins::pin_settings(&file, args),
         })
     }
 }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use toml::Spanned;
 
-use super::file::{ConfigFile, FileCredential, FilePlugin, FilePluginDir, FileTasks};
+use super::file::{ConfigFile, FileApprove, FileCredential, FilePlugin, FilePluginDir, FileTasks};
 use super::problems::Problems;
 use super::problems::spanned_limit;
 use super::secrets::Secrets;
+use crate::runtime::grants::approve::Approve;
 use crate::runtime::grants::credentials::{Credential, Origin, Placement, Template};
 use crate::runtime::grants::limits;
 use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
@@ -55,6 +56,27 @@ fn plugin_config(
         prepared: problems.take(prepared).flatten(),
         tasks: section.tasks.as_ref().map(|tasks| task_policy(file, name, tasks, problems)),
         owns: section.owns.clone().unwrap_or_default(),
+        approve: approve(file, name, section, problems),
+        pin: section.pin.unwrap_or(true),
+    }
+}
+
+/// `approve = true | false | ["tool", "prefix_*"]`; a name that is empty or has a `*` before
+/// its end is refused (it would match nothing the operator meant).
+fn approve(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> Approve {
+    let Some(spanned) = &section.approve else { return Approve::None };
+    match spanned.get_ref() {
+        FileApprove::All(true) => Approve::All,
+        FileApprove::All(false) => Approve::None,
+        FileApprove::Tools(tools) => {
+            if let Some(bad) = tools.iter().find(|t| t.is_empty() || t.trim_end_matches('*').contains('*')) {
+                problems.take::<()>(Err(anyhow!(
+                    "{}: [plugin.{name}] approve: `{bad}` is not a tool name (a `*` may only end one)",
+                    file.at(spanned.span())
+                )));
+            }
+            Approve::Tools(tools.clone())
+        }
     }
 }
 

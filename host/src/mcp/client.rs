@@ -74,6 +74,10 @@ pub(crate) fn fits_request(request: &InputRequest, answer: &Value) -> bool {
     }
 }
 
+/// The prefix of mcpbox's own question keys (an approval, a link): never a plugin's, so no
+/// answer to a plugin's question can pass for the person's yes, and no plugin reads it.
+pub(crate) const HOST_KEYS: &str = "mcpbox.";
+
 /// The keys a call has used, so that none is used twice; and the generated keys' counter.
 #[derive(Default)]
 struct Keys {
@@ -96,6 +100,11 @@ impl Keys {
             && !crate::switched_off!("rounds.roots-key-reserved")
         {
             return Err(ClientError::Misuse(format!("the question key `{key}` is reserved for the client's roots")));
+        }
+        if key.starts_with(HOST_KEYS) && !crate::switched_off!("approvals.host-keys-reserved") {
+            return Err(ClientError::Misuse(format!(
+                "the question key `{key}` is reserved for mcpbox's own questions (`{HOST_KEYS}*`)"
+            )));
         }
         if !self.used.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone())
             && !crate::switched_off!("rounds.key-once")

@@ -105,7 +105,8 @@ fn media(kind: &str, m: &types::MediaContent) -> Map<String, Value> {
     map
 }
 
-pub(crate) fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
+/// The tool `info` served as `name`, with the `annotations` the host vouches for.
+pub(crate) fn tool(name: &str, info: &ToolInfo, annotations: &tools::ToolAnnotations) -> Result<Tool, McpError> {
     let d = &info.descriptor;
     let mut map = Map::new();
     map.insert("name".into(), name.into());
@@ -113,7 +114,8 @@ pub(crate) fn tool(name: &str, info: &ToolInfo) -> Result<Tool, McpError> {
     insert_opt(&mut map, "description", d.description.clone());
     map.insert("inputSchema".into(), Value::Object(info.input_schema.clone()));
     insert_opt(&mut map, "outputSchema", info.output_schema.clone().map(Value::Object));
-    if let Some(a) = &d.annotations {
+    {
+        let a = annotations;
         let mut hints = Map::new();
         insert_opt(&mut hints, "title", a.title.clone());
         insert_opt(&mut hints, "readOnlyHint", a.read_only_hint);

@@ -19,6 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
+use super::approval::Gate;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
@@ -290,12 +291,25 @@ impl Session {
             Some(LinkFirst::Result(result)) => return Ok(CallToolResponse::from(result)),
             Some(LinkFirst::Ask(questions)) => return Ok(CallToolResponse::InputRequired(questions)),
         }
+        // The person's yes, when the operator asks for it: before the plugin starts.
+        let approved = match self.approval_gate(&context, &catalog, &name, &arguments, round.as_mut()).await? {
+            Gate::Open(approved) => approved,
+            Gate::Refused(result) => return Ok(CallToolResponse::from(result)),
+            Gate::Ask(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+        };
+        // Used up once the call runs to an end (or goes on as a task): its answer approves it once.
+        let use_up = |ran: bool| {
+            if let (true, Some(id)) = (ran, &approved) {
+                self.state.approvals.use_up(id);
+            }
+        };
         if let Some((policy, plugin)) = catalog.task_policy(&name) {
             // extensions/tasks §Capability Negotiation: a task only for a request that declared
             // the extension (legacy sessions never can); a tool that must be one is refused.
             let era = Era::of(&context);
             if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
                 let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
+                use_up(true);
                 return self.call_tool_as_task(name, arguments, round, tool, context).await;
             }
             if policy.required && !crate::switched_off!("tasks.required-refused") {
@@ -306,7 +320,9 @@ impl Session {
         let hold = OutputHold::default();
         let called =
             self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
-        let result = match called.await? {
+        let called = called.await?;
+        use_up(called.is_ok());
+        let result = match called {
             Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
             Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
             Ok(Err(error)) => tool_failure(&name, error)?,

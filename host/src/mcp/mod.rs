@@ -15,9 +15,13 @@
 //!   that go on as tasks);
 //! - `gate`: where the handler applies access control (`crate::access`: tokens, principals,
 //!   entitlements, limits) and words its refusals as JSON-RPC errors;
+//! - `approval`: the person's yes before a call of a tool the operator marked, and `link`:
+//!   the account a call needs linked first, both asked before the plugin starts;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
 
+mod approval;
+mod approved;
 mod client;
 mod convert;
 mod era;

@@ -50,6 +50,22 @@ pub(crate) struct Round {
     /// Who makes the request ([`Principal::key`](crate::access::Principal::key)), with
     /// `[auth]`: a state sealed for one principal does not open for another.
     pub(crate) principal: Option<String>,
+    /// Where mcpbox's own approval of this call stands (`approval.rs`), sealed with the state.
+    pub(crate) approval: Option<Approval>,
+}
+
+/// mcpbox's own approval question of a call, as its sealed state records it: only a state
+/// mcpbox sealed after asking lets the client's answer count, and one sealed after the answer
+/// carries the approval through the call's later rounds (the plugin's own questions).
+/// Both carry the question's id, which a finished call uses up: "allow once" runs the call
+/// once, however often its state is replayed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "lowercase")]
+pub(crate) enum Approval {
+    /// Asked; the answer comes with the next round.
+    Asked { id: String },
+    /// Given for this call.
+    Granted { id: String },
 }
 
 impl Round {
@@ -69,6 +85,11 @@ impl Round {
         })
     }
 
+    /// The client's new answer to the question `key`, if any.
+    pub(crate) fn new_answer(&self, key: &str) -> Option<&serde_json::Value> {
+        self.responses.as_ref()?.get(key)
+    }
+
     /// Whether the client's new answers say `action` to the question `key`.
     pub(crate) fn answered(&self, key: &str, action: &str) -> bool {
         self.responses
@@ -86,7 +107,7 @@ impl Round {
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Round {
-        Round { digest: request_digest(method, target, arguments), state, responses, principal: None }
+        Round { digest: request_digest(method, target, arguments), state, responses, principal: None, approval: None }
     }
 }
 
@@ -105,6 +126,9 @@ struct Payload<'a> {
     /// The plugin's state for the next round, base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     saved: Option<String>,
+    /// mcpbox's own approval of the call, when it needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approval: Option<Approval>,
 }
 
 /// What a round's `requestState` and `inputResponses` give the call.
@@ -114,6 +138,8 @@ pub(crate) struct Carried {
     pub(crate) answers: InputResponses,
     /// The state the plugin kept in the previous round.
     pub(crate) saved: Option<Vec<u8>>,
+    /// Where mcpbox's own approval of the call stood.
+    pub(crate) approval: Option<Approval>,
 }
 
 /// The keys that seal and open `requestState`.
@@ -189,6 +215,7 @@ impl StateKeys {
             principal: round.principal.clone(),
             answers: Cow::Borrowed(answers),
             saved: saved.map(|bytes| STANDARD.encode(bytes)),
+            approval: round.approval.clone(),
         };
         let mut sealed = serde_json::to_vec(&payload)
             .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
@@ -253,7 +280,16 @@ impl StateKeys {
             .map(|text| STANDARD.decode(text))
             .transpose()
             .map_err(|_| refuse("not one this server issued"))?;
-        Ok(Carried { answers: payload.answers.into_owned(), saved })
+        Ok(Carried { answers: payload.answers.into_owned(), saved, approval: payload.approval })
+    }
+
+    /// Where the approval of `round`'s call stands in the state it came with (opened, so a
+    /// state that does not open is the JSON-RPC error); `None` without a state.
+    pub(crate) fn approval(&self, round: &Round) -> Result<Option<Approval>, McpError> {
+        match &round.state {
+            Some(text) => Ok(self.open(text, &round.digest, round.principal.as_deref())?.approval),
+            None => Ok(None),
+        }
     }
 
     /// What `round` carries: the answers its state holds and the client's new ones (an answer
@@ -306,7 +342,7 @@ mod tests {
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
         let state = keys.seal(&request, &answers, Some(b"step 1 done")).unwrap();
         let carried = keys.open(&state, &request.digest, None).unwrap();
-        assert_eq!(carried, Carried { answers: answers.clone(), saved: Some(b"step 1 done".to_vec()) });
+        assert_eq!(carried, Carried { answers: answers.clone(), saved: Some(b"step 1 done".to_vec()), approval: None });
         let other = round(&json!({ "a": 2 }));
         assert!(keys.open(&state, &other.digest, None).unwrap_err().message.contains("another request"));
         let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::LoggingLevel;
 
+use super::approved::SessionApprovals;
 use super::notify::Subscriptions;
 use super::roots::SessionRoots;
 use super::state::McpState;
@@ -26,6 +27,11 @@ pub struct Session {
     /// The principal that opened this session, for transports whose session is one
     /// connection (WebSocket, HTTP+SSE); others carry it with each request.
     pub(crate) principal: Option<Arc<Principal>>,
+    /// One client's connection for its whole life (stdio, WebSocket, HTTP+SSE), which is the
+    /// session "allow for this session" covers in 2026-07-28 requests too.
+    pub(crate) connection: bool,
+    /// The tools this session's user allowed for the session (`approval.rs`).
+    pub(crate) approved: SessionApprovals,
 }
 
 impl Session {
@@ -39,12 +45,19 @@ impl Session {
             subscriptions: Subscriptions::default(),
             resource_updated: Arc::new(move |uri| live.resource_updated(uri)),
             principal: None,
+            connection: false,
+            approved: SessionApprovals::default(),
         }
     }
 
     /// A new connection opened by `principal`, which every request on it acts for.
     pub(crate) fn for_principal(state: Arc<McpState>, principal: Option<Arc<Principal>>) -> Self {
-        Session { principal, ..Session::new(state) }
+        Session { principal, connection: true, ..Session::new(state) }
+    }
+
+    /// The session of one client's connection for its whole life (stdio).
+    pub fn for_connection(state: Arc<McpState>) -> Self {
+        Session { connection: true, ..Session::new(state) }
     }
 
     /// The session's `logging/setLevel`, if it sent one.

@@ -8,6 +8,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
 use serde_json::Value;
 
+use super::approved::Approvals;
 use super::convert;
 use super::health::Health;
 use super::request_state::StateKeys;
@@ -17,6 +18,7 @@ use crate::config::Settings;
 use crate::fleet::Fleet;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
+use crate::runtime::grants::vouched::{Reach, vouch};
 use crate::runtime::{Catalog, LiveCatalog};
 
 /// The static lists of one catalog as MCP types.
@@ -32,9 +34,26 @@ pub(crate) struct Lists {
 }
 
 impl Lists {
-    fn of(catalog: &Catalog, watching: bool) -> Result<Lists, McpError> {
-        let tools: Vec<Tool> =
-            catalog.tools().iter().map(|e| convert::tool(&e.name, &e.item)).collect::<Result<_, _>>()?;
+    /// `shared_writable`: some shared root is writable (what the host vouches for depends on it).
+    fn of(catalog: &Catalog, watching: bool, shared_writable: bool) -> Result<Lists, McpError> {
+        let tools: Vec<Tool> = catalog
+            .tools()
+            .iter()
+            .map(|e| {
+                let plugin = &catalog.plugins()[e.plugin];
+                let (annotations, replaced) =
+                    vouch(e.item.descriptor.annotations.as_ref(), Reach::of(&plugin.policy, shared_writable));
+                if !replaced.is_empty() {
+                    tracing::info!(
+                        plugin = %plugin.name,
+                        tool = %e.name,
+                        "the host's annotations replace the plugin's claims, from its grants: {}",
+                        replaced.join(", ")
+                    );
+                }
+                convert::tool(&e.name, &e.item, &annotations)
+            })
+            .collect::<Result<_, _>>()?;
         Ok(Lists {
             capabilities: convert::capabilities(catalog, watching),
             header_bound: tools
@@ -96,6 +115,8 @@ pub struct McpState {
     pub(crate) health: Health,
     /// Each principal's linked accounts (`[oauth_clients]`), if configured.
     pub(crate) vault: Option<Arc<Vault>>,
+    /// Principals' approvals "for this session" and the approval answers calls used up.
+    pub(crate) approvals: Approvals,
 }
 
 impl McpState {
@@ -110,8 +131,8 @@ impl McpState {
         failed_plugins: usize,
     ) -> anyhow::Result<Arc<McpState>> {
         let catalog = live.current();
-        let lists =
-            Lists::of(&catalog, watching).map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
+        let lists = Lists::of(&catalog, watching, settings.roots.iter().any(|r| r.writable))
+            .map_err(|e| anyhow::anyhow!("cannot describe the plugins: {}", e.message))?;
         let allowed = settings.roots.clone();
         let operator_grants = roots::operator_grants(&allowed).into();
         let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
@@ -128,6 +149,7 @@ impl McpState {
             access: oauth.map(Access::new),
             health: Health::new(failed_plugins, fleet),
             vault,
+            approvals: Approvals::new(settings.approval_timeout, settings.request_state_ttl),
         }))
     }
 
@@ -150,7 +172,10 @@ impl McpState {
     pub(crate) fn lists(&self, catalog: &Arc<Catalog>) -> Result<Arc<Lists>, McpError> {
         let mut cached = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
         if !Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
-            *cached = (Arc::downgrade(catalog), Arc::new(Lists::of(catalog, self.watching)?));
+            *cached = (
+                Arc::downgrade(catalog),
+                Arc::new(Lists::of(catalog, self.watching, self.allowed.iter().any(|r| r.writable))?),
+            );
         }
         Ok(cached.1.clone())
     }

@@ -22,8 +22,8 @@ pub(crate) mod plugin;
 pub(crate) mod sandbox;
 pub(crate) mod tasks;
 
-pub use catalog::Catalog;
 pub(crate) use catalog::live::{Change, LiveCatalog};
+pub use catalog::{Catalog, FirstUse, Pins};
 pub(crate) use catalog::{CompletionTarget, LoadProblem};
 pub use grants::limits::Limits;
 pub(crate) use grants::plugin_config::PluginConfig;

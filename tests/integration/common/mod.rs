@@ -86,12 +86,18 @@ pub fn ts_sdk() -> (String, String) {
 /// `mcpbox SUBCOMMAND`, using the tests' shared compile cache; add arguments and run it.
 pub fn mcpbox(subcommand: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.arg(subcommand).env("MCPBOX_CACHE_DIR", cache_dir());
+    command.arg(subcommand).env("MCPBOX_CACHE_DIR", cache_dir()).env("MCPBOX_STATE_DIR", state_dir());
     command
 }
 
 fn cache_dir() -> PathBuf {
     repo_root().join("target").join("test-compile-cache")
+}
+
+/// Where the tests' servers keep the pins of plugins served without a config (not the home
+/// directory's state).
+pub fn state_dir() -> PathBuf {
+    repo_root().join("target").join("test-state")
 }
 
 /// A running `mcpbox` and a JSON-RPC client for it.
@@ -153,6 +159,7 @@ impl Server {
             .arg(command)
             .args(args)
             .env("MCPBOX_CACHE_DIR", cache_dir())
+            .env("MCPBOX_STATE_DIR", state_dir())
             .env("MCPBOX_LOG", "info")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())

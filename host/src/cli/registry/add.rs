@@ -68,7 +68,7 @@ pub(crate) async fn add(request: AddRequest) -> Result<()> {
     println!("added {reference} to {} as plugin `{name}`", config.display());
     println!("  pinned: {digest} in {}", settings.registry.lock_path.display());
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
-    match Summary::of(&compiler, &settings, &file).await {
+    match Summary::of(&compiler, &settings, &file, None).await {
         Ok(summary) => print!("{}", summary.render()),
         Err(error) => println!("  it does not load yet: {error:#}"),
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::config::Settings;
-use crate::runtime::catalog;
+use crate::runtime::catalog::{self, Pins};
 use crate::runtime::engine::compile::Compiler;
 use crate::runtime::grants::requested::{FsAccess, RequestedPolicy};
 use crate::runtime::plugin_name;
@@ -20,12 +20,19 @@ pub(super) struct Summary {
     /// The grants it asks for, one `(what, value)` row each; the rows are always the same, in
     /// the same order, so that two versions compare row by row.
     pub requested: Vec<(&'static str, String)>,
+    /// Its definitions that differ from their pins, rendered (when asked against pins).
+    pub unpinned: Vec<String>,
 }
 
 impl Summary {
     /// Loads the plugin at `file` (compiling it into the cache, which serving then finds) under
     /// the config's grants for it.
-    pub(super) async fn of(compiler: &Compiler, settings: &Settings, file: &Path) -> Result<Summary> {
+    pub(super) async fn of(
+        compiler: &Compiler,
+        settings: &Settings,
+        file: &Path,
+        pins: Option<&Pins>,
+    ) -> Result<Summary> {
         let config = settings.plugin_configs.get(&plugin_name(file)).cloned().unwrap_or_default();
         let limits = config.limits(settings.limits);
         let (plugin, _) = catalog::load_one(compiler, file, limits, config.policy).await?;
@@ -34,6 +41,9 @@ impl Summary {
             tools: plugin.tools.iter().map(|tool| prefixed(&tool.descriptor.name)).collect(),
             prompts: plugin.prompts.iter().map(|prompt| prefixed(&prompt.name)).collect(),
             requested: requested_rows(plugin.requested.as_ref()),
+            unpinned: pins
+                .map(|pins| pins.pending(&plugin).iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
         })
     }
 

@@ -12,6 +12,7 @@ use super::summary::Summary;
 use crate::cli::progress::Transfers;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::{self, Lock, OciRef};
+use crate::runtime::catalog::Pins;
 use crate::runtime::engine::compile::Compiler;
 
 /// `mcpbox update [NAME] [--config FILE]`.
@@ -35,6 +36,7 @@ pub(crate) async fn update(name: Option<String>, config: Option<PathBuf>, insecu
     let after = Lock::read(&lock_path)?;
     let store = super::resolve::store(&settings)?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
+    let pins = Pins::open(settings.pins.clone())?;
     for reference in &chosen {
         let name = reference.plugin_name();
         let old = before.get(reference.written()).map(|locked| locked.digest.clone());
@@ -59,16 +61,16 @@ pub(crate) async fn update(name: Option<String>, config: Option<PathBuf>, insecu
         }
         println!("{name}: {reference} updated");
         println!("  digest: {} → {new}", old.as_deref().unwrap_or("(not pinned)"));
-        let after_summary = Summary::of(&compiler, &settings, new_file).await;
+        let after_summary = Summary::of(&compiler, &settings, new_file, Some(&pins)).await;
         let before_file = match &old {
             Some(old) => registry::stored_plugin(&store, reference, old).ok().flatten(),
             None => None,
         };
         let before_summary = match before_file {
-            Some(file) => Summary::of(&compiler, &settings, &file).await.ok(),
+            Some(file) => Summary::of(&compiler, &settings, &file, None).await.ok(),
             None => None,
         };
-        match (before_summary, after_summary) {
+        match (before_summary, &after_summary) {
             (Some(before), Ok(after)) => {
                 let changes = after.changes_from(&before);
                 print!(
@@ -78,6 +80,17 @@ pub(crate) async fn update(name: Option<String>, config: Option<PathBuf>, insecu
             }
             (None, Ok(after)) => print!("  (the previous version is not in the store to compare)\n{}", after.render()),
             (_, Err(error)) => println!("  the new version does not load: {error:#}"),
+        }
+        if let Ok(after) = &after_summary
+            && !after.unpinned.is_empty()
+        {
+            // What the model would read differs from what was pinned: shown, and withheld by a
+            // serving mcpbox until the operator accepts it.
+            println!("  definitions that differ from their pins (withheld until `mcpbox accept {name}`):");
+            for changed in &after.unpinned {
+                print!("  {}", changed.replace('\n', "\n  ").trim_end_matches(' '));
+                println!();
+            }
         }
     }
     if resolution.failed.is_empty() {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::contests::{self, Contest};
 use super::entry::{Entry, LoadProblem};
+use super::pins::{DefinitionKind, FirstUse, Pins, Withheld};
 use crate::runtime::engine::bindings::{prompts, resources};
 use crate::runtime::grants::plugin_config::ToolTasks;
 use crate::runtime::plugin::{Plugin, ToolInfo};
@@ -21,16 +22,32 @@ pub struct Catalog {
     pub(super) owners: Arc<super::ownership::Owners>,
     /// What two plugins claimed, withheld from both (see `contests`).
     pub(super) contests: Vec<Contest>,
+    /// Definitions that changed since they were pinned, withheld until accepted (`pins`).
+    pub(super) withheld: Vec<Withheld>,
 }
 
 impl Catalog {
     /// One catalog of `plugins`, whatever their order: plugins that share a name are left out
     /// and reported; what two plugins claim (a name, URIs) is withheld from both and logged
     /// (see `contests`), unless the operator gave the URIs to one.
-    pub fn assemble(plugins: Vec<Arc<Plugin>>) -> (Catalog, Vec<LoadProblem>) {
-        let (plugins, problems) = contests::unique_names(plugins);
-        let mut catalog = Catalog::default();
-        for plugin in plugins {
+    ///
+    /// Each plugin's definitions are settled against `pins` first: one that changed since it
+    /// was pinned is withheld (and logged with its diff), a plugin refused for having no pins
+    /// is reported.
+    pub fn assemble(plugins: Vec<Arc<Plugin>>, pins: &Pins, first_use: FirstUse) -> (Catalog, Vec<LoadProblem>) {
+        let (plugins, mut problems) = contests::unique_names(plugins);
+        let settled = pins.settle(&plugins, first_use);
+        for withheld in &settled.withheld {
+            tracing::warn!(
+                plugin = %withheld.plugin,
+                "withheld until accepted (`mcpbox accept {}`): {withheld}",
+                withheld.plugin
+            );
+        }
+        let refused: Vec<_> = settled.refused.iter().map(|p| p.path.clone()).collect();
+        problems.extend(settled.refused);
+        let mut catalog = Catalog { withheld: settled.withheld, ..Catalog::default() };
+        for plugin in plugins.into_iter().filter(|p| !refused.contains(&p.path)) {
             catalog.add(plugin);
         }
         let (contests, withheld) =
@@ -57,15 +74,27 @@ impl Catalog {
     fn add(&mut self, plugin: Arc<Plugin>) {
         let index = self.plugins.len();
         let entry = |name: &str| format!("{}{name}", plugin.prefix);
+        let served = |kind: DefinitionKind, name: &str| {
+            !self.withheld.iter().any(|w| w.kind == kind && w.name == name && *w.plugin == *plugin.name)
+        };
         let tools: Vec<_> = plugin
             .tools
             .iter()
+            .filter(|t| served(DefinitionKind::Tool, &t.descriptor.name))
             .map(|t| Entry { name: entry(&t.descriptor.name), plugin: index, item: t.clone() })
             .collect();
-        let prompts: Vec<_> =
-            plugin.prompts.iter().map(|p| Entry { name: entry(&p.name), plugin: index, item: p.clone() }).collect();
-        let templates: Vec<_> =
-            plugin.templates.iter().map(|t| Entry { name: entry(&t.name), plugin: index, item: t.clone() }).collect();
+        let prompts: Vec<_> = plugin
+            .prompts
+            .iter()
+            .filter(|p| served(DefinitionKind::Prompt, &p.name))
+            .map(|p| Entry { name: entry(&p.name), plugin: index, item: p.clone() })
+            .collect();
+        let templates: Vec<_> = plugin
+            .templates
+            .iter()
+            .filter(|t| served(DefinitionKind::Template, &t.name))
+            .map(|t| Entry { name: entry(&t.name), plugin: index, item: t.clone() })
+            .collect();
         tracing::info!(
             plugin = %plugin.name,
             path = %plugin.path.display(),
@@ -84,6 +113,11 @@ impl Catalog {
     /// What two plugins claimed, withheld from both (or given to one by the operator).
     pub fn contests(&self) -> &[Contest] {
         &self.contests
+    }
+
+    /// Definitions withheld because they changed since they were pinned.
+    pub fn withheld(&self) -> &[Withheld] {
+        &self.withheld
     }
 
     /// Whether some plugin has directories the operator wants narrowed to the client's roots.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
+use super::pins::{FirstUse, Pins};
 use super::{Catalog, LoadProblem, discover};
 use crate::runtime::engine::compile::{Compiled, Compiler};
 use crate::runtime::grants::limits::DEFAULT_PREPARED;
@@ -24,6 +25,8 @@ impl Catalog {
         paths: &[PathBuf],
         configs: &PluginConfigs,
         limits: Limits,
+        pins: &Pins,
+        first_use: FirstUse,
     ) -> (Catalog, Vec<LoadProblem>) {
         let (files, mut problems) = discover(paths);
         let linkers = match Linkers::new(compiler.engine()) {
@@ -45,7 +48,7 @@ impl Catalog {
                 }
             }
         }
-        let (catalog, collisions) = Catalog::assemble(plugins);
+        let (catalog, collisions) = Catalog::assemble(plugins, pins, first_use);
         problems.extend(collisions);
         (catalog, problems)
     }
@@ -101,6 +104,12 @@ async fn load_file(
     plugin.slots = config.max_concurrency.map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1))));
     plugin.prepare(config.prepared.unwrap_or(DEFAULT_PREPARED));
     plugin.owns.clone_from(&config.owns);
+    plugin.pin = config.pin;
+    let offered: Vec<&str> = plugin.tools.iter().map(|t| t.descriptor.name.as_str()).collect();
+    for unmatched in config.approve.unmatched(&offered) {
+        tracing::warn!(plugin = %plugin.name, "[plugin.{}] approve names `{unmatched}`, which matches no tool it serves", plugin.name);
+    }
+    plugin.approve = config.approve.clone();
     if let Some(tasks) = &config.tasks {
         let named = tasks.tools.iter().map(|(tool, _)| tool).filter(|tool| *tool != "*");
         for tool in named.filter(|t| !plugin.tools.iter().any(|i| &i.descriptor.name == *t)) {

@@ -9,16 +9,20 @@
 //! - `ownership`: which plugin owns a resource URI (reads and update announcements);
 //! - `contests`: what two plugins claim (a name, URIs), served by neither unless the operator
 //!   gives it to one, so that nothing depends on the order plugins load in;
+//! - `pins`: what each plugin's definitions say, pinned; a changed one withheld until accepted
+//!   and shown as a diff (`diff`);
 //! - `live` and `reload`: the catalog being served, swapped on hot reload.
 
 mod assembled;
 mod contests;
+mod diff;
 mod discover;
 mod dispatch;
 mod entry;
 pub(crate) mod live;
 mod loader;
 mod ownership;
+mod pins;
 pub(crate) mod reload;
 
 pub use assembled::Catalog;
@@ -28,3 +32,4 @@ pub use dispatch::CompletionTarget;
 pub use entry::{Entry, LoadProblem};
 pub(crate) use loader::{load_files, load_one};
 pub use ownership::OwnedUris;
+pub use pins::{FirstUse, PinSettings, Pins};

@@ -17,6 +17,7 @@ use notify_debouncer_mini::{DebounceEventResult, new_debouncer};
 use tokio::sync::mpsc;
 
 use crate::runtime::catalog::live::LiveCatalog;
+use crate::runtime::catalog::pins::{FirstUse, Pins};
 use crate::runtime::catalog::{self, Catalog, is_plugin_file};
 use crate::runtime::grants::limits::Limits;
 use crate::runtime::grants::plugin_config::PluginConfigs;
@@ -40,6 +41,8 @@ enum Trigger {
     Files,
     /// The files served beside the watched paths are now these.
     Pulled(Vec<PathBuf>),
+    /// The pins file changed (`mcpbox accept`).
+    Pins,
 }
 
 /// A handle to replace the files served beside the watched paths: plugins pulled from
@@ -71,6 +74,8 @@ pub struct Reloader {
     /// every event (reading a file to compile it is an event of its own).
     failed: BTreeMap<PathBuf, Stamp>,
     live: Arc<LiveCatalog>,
+    /// What each plugin's definitions are pinned to; read again when its file changes.
+    pins: Arc<Pins>,
 }
 
 impl Reloader {
@@ -82,6 +87,7 @@ impl Reloader {
         configs: PluginConfigs,
         limits: Limits,
         live: Arc<LiveCatalog>,
+        pins: Arc<Pins>,
     ) -> Result<Reloader> {
         let loaded = live
             .current()
@@ -102,6 +108,7 @@ impl Reloader {
             loaded,
             failed: BTreeMap::new(),
             live,
+            pins,
         })
     }
 
@@ -114,14 +121,21 @@ impl Reloader {
     /// `.wasm` files; a file named on its own is watched through its directory.
     pub fn spawn(mut self) -> Result<()> {
         let sender = self.triggers.0.clone();
+        let pins_file = self.pins.path().map(Path::to_owned);
+        let pins_changed = pins_file.clone();
         let mut debouncer = new_debouncer(DEBOUNCE, move |events: DebounceEventResult| match events {
-            Ok(events) if events.iter().any(|e| is_plugin_file(&e.path)) => {
-                let _ = sender.send(Trigger::Files);
+            Ok(events) => {
+                if events.iter().any(|e| pins_changed.as_ref().is_some_and(|pins| e.path == *pins)) {
+                    let _ = sender.send(Trigger::Pins);
+                }
+                if events.iter().any(|e| is_plugin_file(&e.path)) {
+                    let _ = sender.send(Trigger::Files);
+                }
             }
-            Ok(_) => {}
             Err(e) => tracing::warn!("watching plugin directories: {e}"),
         })
         .context("cannot start watching the plugin directories")?;
+        let mut watched_dirs = Vec::new();
         for path in &self.paths {
             let watched =
                 if path.is_dir() { path.clone() } else { path.parent().map(Path::to_owned).unwrap_or_default() };
@@ -129,6 +143,16 @@ impl Reloader {
                 .watcher()
                 .watch(&watched, RecursiveMode::NonRecursive)
                 .with_context(|| format!("cannot watch {}", watched.display()))?;
+            watched_dirs.push(watched);
+        }
+        // The pins file's directory, for `mcpbox accept` (its writes rename a file in).
+        if let Some(dir) = pins_file.as_deref().and_then(Path::parent).filter(|d| !watched_dirs.iter().any(|w| w == d))
+            && let Err(error) = debouncer.watcher().watch(dir, RecursiveMode::NonRecursive)
+        {
+            tracing::warn!(
+                "cannot watch the pins file's directory {}: {error}; accepted changes serve after a restart",
+                dir.display()
+            );
         }
         tracing::info!(paths = ?self.paths, "watching plugins for changes");
         let (_, mut receiver) = std::mem::replace(&mut self.triggers, mpsc::unbounded_channel::<Trigger>());
@@ -137,19 +161,26 @@ impl Reloader {
             while let Some(first) = receiver.recv().await {
                 // A burst is one rescan; the last set of pulled files wins.
                 let mut trigger = Some(first);
+                let mut pins = false;
                 while let Some(next) = trigger.take().or_else(|| receiver.try_recv().ok()) {
-                    if let Trigger::Pulled(files) = next {
-                        self.pulled = files;
+                    match next {
+                        Trigger::Pulled(files) => self.pulled = files,
+                        Trigger::Pins => pins = true,
+                        Trigger::Files => {}
                     }
                 }
-                self.rescan().await;
+                if pins && let Err(error) = self.pins.reread() {
+                    tracing::warn!("keeping the pins as they were: {error:#}");
+                }
+                self.rescan(pins).await;
             }
         });
         Ok(())
     }
 
-    /// Brings the served plugins in line with the files on disk.
-    async fn rescan(&mut self) {
+    /// Brings the served plugins in line with the files on disk (and with the pins, when
+    /// `pins_changed`).
+    async fn rescan(&mut self, pins_changed: bool) {
         let (mut files, problems) = catalog::discover(&self.paths);
         for problem in problems {
             tracing::warn!("{:#}", problem.error);
@@ -196,10 +227,11 @@ impl Reloader {
                 }
             }
         }
-        if !changed {
+        if !changed && !pins_changed {
             return;
         }
-        let (catalog, problems) = Catalog::assemble(self.loaded.values().map(|(_, p)| p.clone()).collect());
+        let plugins = self.loaded.values().map(|(_, p)| p.clone()).collect();
+        let (catalog, problems) = Catalog::assemble(plugins, &self.pins, FirstUse::Pin);
         for problem in problems {
             tracing::warn!("{:#}", problem.error);
         }

@@ -3,11 +3,13 @@
 //! principal's own in `principal_dirs`), hosts and environment (`policy`, with `address` parsing
 //! its `host:port` entries), the credentials set on its requests and the secrets in them
 //! (`credentials`), where the operator points names and which CAs it trusts (`routes`), the limits every call runs under (`limits`), all of it per plugin
-//! (`plugin_config`); and what a plugin asks for in its own metadata, shown and never granted
+//! (`plugin_config`), and which tools need the person's yes before each call (`approve`), the tool annotations
+//! the grants decide (`vouched`); and what a plugin asks for in its own metadata, shown and never granted
 //! (`requested`). Values only: this room runs nothing and knows no sandbox, plugin or catalog.
 
 pub(crate) mod address;
 mod allowed;
+pub(crate) mod approve;
 pub(crate) mod credentials;
 pub(crate) mod limits;
 pub(crate) mod plugin_config;
@@ -16,3 +18,4 @@ pub(crate) mod principal_dirs;
 pub(crate) mod requested;
 pub(crate) mod roots;
 pub(crate) mod routes;
+pub(crate) mod vouched;

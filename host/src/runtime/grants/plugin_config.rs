@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::runtime::grants::approve::Approve;
 use crate::runtime::grants::limits::Limits;
 use crate::runtime::grants::policy::Policy;
 
 /// What the operator's config says about one plugin.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PluginConfig {
     /// Replaces `<name>.` before its tool, prompt and template names.
     pub prefix: Option<String>,
@@ -33,6 +34,10 @@ pub struct PluginConfig {
     /// Its resource templates that own their URIs where another plugin's template could match
     /// them too (`[plugin.NAME] owns`); a contested template is otherwise served by neither.
     pub owns: Vec<String>,
+    /// Its tools whose every call needs the person's yes (`[plugin.NAME] approve`).
+    pub approve: Approve,
+    /// Whether what it serves is pinned (`[plugin.NAME] pin`, default true).
+    pub pin: bool,
 }
 
 /// How the operator lets a plugin's tools run as tasks (the 2026-07-28 tasks extension), by
@@ -63,6 +68,26 @@ impl TaskPolicy {
         entry(tool).or_else(|| entry("*")).or_else(|| {
             crate::switched_off!("tasks.operator-grants").then_some(ToolTasks { required: false, after: None })
         })
+    }
+}
+
+impl Default for PluginConfig {
+    fn default() -> Self {
+        PluginConfig {
+            prefix: None,
+            tools: None,
+            exclude_tools: Vec::new(),
+            timeout: None,
+            memory_bytes: None,
+            output_bytes: None,
+            max_concurrency: None,
+            prepared: None,
+            policy: Policy::default(),
+            tasks: None,
+            owns: Vec::new(),
+            approve: Approve::None,
+            pin: true,
+        }
     }
 }
 

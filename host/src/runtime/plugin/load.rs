@@ -98,6 +98,8 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         requested,
         tasks: None,
         owns: Vec::new(),
+        approve: Default::default(),
+        pin: true,
         plain: offered.plain,
         prepared: None,
     })

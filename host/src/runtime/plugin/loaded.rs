@@ -52,6 +52,10 @@ pub struct Plugin {
     /// Its resource templates the operator gives their URIs where another plugin's template
     /// could match them too (`[plugin.NAME] owns`; never the plugin's own word).
     pub owns: Vec<String>,
+    /// Its tools whose every call needs the person's yes (`[plugin.NAME] approve`).
+    pub approve: crate::runtime::grants::approve::Approve,
+    /// Whether what it serves is pinned (`[plugin.NAME] pin`).
+    pub pin: bool,
     /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
     /// behind each tool, by the tool's local name.
     pub(crate) plain: Vec<(String, crate::runtime::plugin::plain::PlainFunction)>,
