@@ -247,3 +247,17 @@ fn the_python_sdk_answers_approvals_in_both_eras_on_both_transports() {
     // Each allowed call published once: three per legacy client, one per modern client.
     assert_eq!(published(root.path()).lines().count(), 3 + 3 + 1 + 1, "{}", published(root.path()));
 }
+
+/// A misspelt tool name in `approve` would leave the tool it meant unguarded: the plugin is
+/// refused, naming the key, and `check` fails.
+#[test]
+fn an_approve_name_that_matches_no_tool_refuses_the_plugin() {
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}]\n[plugin.rounds]\napprove = [\"pubish\", \"delete_*\"]\n",
+        fixture("rounds")
+    ));
+    let checked = mcpbox("check").args(config.args()).output().unwrap();
+    let out = String::from_utf8_lossy(&checked.stdout);
+    assert!(!checked.status.success(), "{out}");
+    assert!(out.contains("approve names tool `pubish`, which plugin `rounds`") && !out.contains("`delete_*`"), "{out}");
+}

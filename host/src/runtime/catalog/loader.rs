@@ -106,8 +106,25 @@ async fn load_file(
     plugin.owns.clone_from(&config.owns);
     plugin.pin = config.pin;
     let offered: Vec<&str> = plugin.tools.iter().map(|t| t.descriptor.name.as_str()).collect();
+    // A misspelt name would leave the tool it meant unguarded: refused, like `tools`. A pattern
+    // matching nothing, or a tool the operator does not serve anyway, is only said.
+    let not_served = |name: &str| {
+        config.exclude_tools.iter().any(|t| t == name)
+            || config.tools.as_ref().is_some_and(|keep| !keep.iter().any(|t| t == name))
+    };
     for unmatched in config.approve.unmatched(&offered) {
-        tracing::warn!(plugin = %plugin.name, "[plugin.{}] approve names `{unmatched}`, which matches no tool it serves", plugin.name);
+        if unmatched.ends_with('*') || not_served(unmatched) {
+            tracing::warn!(plugin = %plugin.name, "[plugin.{}] approve names `{unmatched}`, which matches no tool it serves", plugin.name);
+        } else {
+            return Err(anyhow!(
+                "the config's [plugin.{}] approve names tool `{unmatched}`, which plugin `{}` ({}) does not offer, so the \
+                 tool it meant would run without approval; it offers: {}",
+                plugin.name,
+                plugin.name,
+                plugin.path.display(),
+                offered.join(", ")
+            ));
+        }
     }
     plugin.approve = config.approve.clone();
     if let Some(tasks) = &config.tasks {
