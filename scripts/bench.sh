@@ -22,6 +22,10 @@
 #                             --otlp-endpoint: calls/s and latency
 #   scripts/bench.sh credentials a plugin's HTTP request without and with a credential set by
 #                             mcpbox (the response scanned for it): small and large answers
+#   scripts/bench.sh effects [OLD]  what the filesystem door and the audit cost a call: echo
+#                             (no I/O) and filesystem.search_files over 2,000 files, audit off,
+#                             on (fsync every line) and fsync at checkpoints; with OLD, against
+#                             that build (before the door)
 #   scripts/bench.sh startup  start-up with 1, 10 and 50 plugins, cold and from the cache
 #   scripts/bench.sh examples the example plugin in Rust, Python and JavaScript: size, build
 #                             time, compile time against the cached start-up, call latency
@@ -55,6 +59,9 @@ case "${1:-compare}" in
   fleet) cargo bench -p mcpbox --bench fleet ;;
   telemetry) cargo bench -p mcpbox --bench telemetry ;;
   startup) cargo bench -p mcpbox --bench startup ;;
+  effects)
+    if [ -n "${2:-}" ]; then BENCH_BASELINE=$(realpath "$2") cargo bench -p mcpbox --bench effects
+    else cargo bench -p mcpbox --bench effects; fi ;;
   credentials) cargo bench -p mcpbox --bench credentials ;;
   examples)
     cargo build --release -p mcpbox
@@ -65,5 +72,5 @@ case "${1:-compare}" in
   built)
     cargo build --release -p mcpbox
     python3 scripts/bench-built.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|credentials|examples|reference|built]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|effects [OLD]|credentials|examples|reference|built]" >&2; exit 2 ;;
 esac

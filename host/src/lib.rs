@@ -15,6 +15,7 @@
 //!   used by every layer, using none.
 
 pub(crate) mod access;
+pub(crate) mod audit;
 pub mod cli;
 pub(crate) mod config;
 pub mod failpoint;

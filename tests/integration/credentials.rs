@@ -222,7 +222,11 @@ value = "{{secrets.api}}"
 host = "{c}"
 basic_username = "mcpbox"
 value = "{{secrets.api}}"
+[audit]
+path = {audit:?}
+arguments = "full"
 "#,
+        audit = dir.path().join("audit.jsonl"),
         net = fixture("net"),
         conformance = fixture("conformance"),
         a = api.origin(),
@@ -321,6 +325,13 @@ value = "{{secrets.api}}"
     let spans = serde_json::to_string(&receiver.spans(10)).unwrap();
     assert!(spans.contains("net.fetch_with"), "{spans}");
     assert_no_token("the traces", &spans, &token);
+    // The audit, even with the arguments in full: every request recorded, no token.
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"fetch_with\"") || audit.contains("net.fetch_with"), "{audit}");
+    assert!(audit.contains(&format!("127.0.0.1:{}", api.port)), "the requests are recorded: {audit}");
+    for secret in [&token, &rotated] {
+        assert_no_token("the audit", &audit, secret);
+    }
 }
 
 fn serve_command(config: &ConfigFile) -> std::process::Command {

@@ -71,6 +71,12 @@ fn the_credentials_page_runs_as_written() {
     run_document("docs/credentials.md");
 }
 
+/// Apart, so that it runs beside the others.
+#[test]
+fn the_audit_page_runs_as_written() {
+    run_document("docs/audit.md");
+}
+
 /// Apart too: it builds a server from npm and serves it.
 #[test]
 fn the_existing_servers_page_runs_as_written() {
@@ -80,7 +86,7 @@ fn the_existing_servers_page_runs_as_written() {
 #[test]
 fn the_other_pages_run_as_written() {
     for document in documents() {
-        let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md"];
+        let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md", "docs/audit.md"];
         if !GUIDES.contains(&document.as_str()) && !apart.contains(&document.as_str()) {
             run_document(&document);
         }

@@ -121,4 +121,18 @@ async fn replicas_share_tasks_rounds_and_updates_and_legacy_sessions_stay_on_the
             assert_eq!(fleet.name_of(&by), home, "request {n} of the session through {balancer}");
         }
     }
+
+    // Each replica audits the calls it served in a chain of its own, told apart by its name
+    // (in the file's name and in every line).
+    let audits = fleet.audits();
+    assert_eq!(audits.iter().map(|(replica, _)| replica.as_str()).collect::<Vec<_>>(), ["r1", "r2", "r3"]);
+    for (replica, path) in &audits {
+        let lines = std::fs::read_to_string(path).unwrap();
+        assert!(lines.lines().filter(|l| l.contains("\"kind\":\"call\"")).count() >= 2, "{lines}");
+        for line in lines.lines() {
+            assert_eq!(serde_json::from_str::<Value>(line).unwrap()["replica"], replica.as_str(), "{line}");
+        }
+        let verified = mcpbox("audit").arg("verify").arg(path).output().unwrap();
+        assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
+    }
 }

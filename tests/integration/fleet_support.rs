@@ -3,7 +3,7 @@
 //! `subscriptions/listen` stream, legacy sessions through a load balancer.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -28,15 +28,18 @@ impl Fleet {
     /// writable directory.
     pub(crate) fn up() -> Fleet {
         let files = temp_dir();
+        let dir = temp_dir();
+        // Each replica writes a chain of its own: `{replica}` in the path, its name in each line.
         let config = ConfigFile::new(&format!(
             "plugins = [{:?}, {:?}, {:?}]\n\n[plugin.conformance]\nprefix = \"\"\n\n\
              [plugin.conformance.tasks.slow_compute]\nafter_ms = 300\n\
-             [plugin.conformance.tasks.multi_input]\nafter_ms = 0\n",
+             [plugin.conformance.tasks.multi_input]\nafter_ms = 0\n\
+             [audit]\npath = \"{}/audit-{{replica}}.jsonl\"\n",
             fixture("conformance"),
             fixture("chaos"),
             fixture("fs"),
+            dir.path().display(),
         ));
-        let dir = temp_dir();
         let output = Command::new("bash")
             .arg(repo_root().join("scripts/fleet.sh"))
             .arg("up")
@@ -58,6 +61,20 @@ impl Fleet {
             fleet.logs()
         );
         fleet
+    }
+
+    /// The replicas' audit files, with the replica each names in its file name.
+    pub(crate) fn audits(&self) -> Vec<(String, PathBuf)> {
+        let mut audits: Vec<(String, PathBuf)> = std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .filter_map(|entry| {
+                let name = entry.unwrap().file_name().into_string().unwrap();
+                let replica = name.strip_prefix("audit-")?.strip_suffix(".jsonl")?.to_owned();
+                Some((replica, self.dir.path().join(&name)))
+            })
+            .collect();
+        audits.sort();
+        audits
     }
 
     /// The load balancer's MCP endpoint.

@@ -308,9 +308,28 @@ fn assert_helper_rounds(wasm: &std::path::Path, plugin: &str) {
 #[test]
 fn the_python_helper_module_maps_nested_types_content_and_host_services() {
     let wasm = build_helper_fixture("python");
-    let mut server = Server::start(&[&wasm]);
+    let dir = temp_dir();
+    let mut server = Server::start(&[
+        wasm.as_os_str(),
+        "--root-rw".as_ref(),
+        dir.path().as_os_str(),
+        "--max-write-mib".as_ref(),
+        "1".as_ref(),
+    ]);
     server.initialize("2025-06-18", json!({}));
     assert_helper_surface(&mut server, "helper_py");
+    // A Python plugin's open().write() past the call's write budget fails (EIO: wasi-libc's
+    // write() does not ask the stream's error code, which says `quota`); the file holds what
+    // was written before, up to the budget, and earlier files are intact.
+    let root = format!("/roots/{}", dir.path().file_name().unwrap().to_string_lossy());
+    let small = call_tool(&mut server, "helper_py.fill", json!({ "path": format!("{root}/small"), "nbytes": 1000 }));
+    assert_eq!(text(&small), "wrote 1000 bytes");
+    let big = call_tool(&mut server, "helper_py.fill", json!({ "path": format!("{root}/big"), "nbytes": 2 << 20 }));
+    let held = std::fs::metadata(dir.path().join("big")).unwrap().len();
+    assert!(held <= 1 << 20, "at most the budget was written: {held}");
+    assert_eq!(text(&big), format!("error EIO; the file holds {held} bytes"), "{big}");
+    assert_eq!(std::fs::metadata(dir.path().join("small")).unwrap().len(), 1000, "earlier data intact");
+    assert!(server.stderr().contains("refused a write"), "{}", server.stderr());
     assert_helper_rounds(&wasm, "helper_py");
 }
 

@@ -8,6 +8,7 @@
 )]
 
 mod approvals;
+mod audit;
 mod authorization;
 mod budget;
 mod cli;
@@ -56,3 +57,4 @@ mod tasks;
 mod tls;
 mod vault;
 mod websocket;
+mod write_budgets;

@@ -129,10 +129,23 @@ impl Receiver {
 
     /// The spans received once there are at least `count`, or all after 20 s.
     pub(crate) fn spans(&self, count: usize) -> Vec<Value> {
+        self.received(count, false)
+    }
+
+    /// The log records received once there are at least `count`, or all after 20 s.
+    pub(crate) fn logs(&self, count: usize) -> Vec<Value> {
+        self.received(count, true)
+    }
+
+    fn received(&self, count: usize, logs: bool) -> Vec<Value> {
+        let pick = || -> Vec<Value> {
+            let all = self.spans.lock().unwrap();
+            all.iter().filter(|item| (item["signal"] == "log") == logs).cloned().collect()
+        };
         let end = Instant::now() + Duration::from_secs(20);
-        while self.spans.lock().unwrap().len() < count && Instant::now() < end {
+        while pick().len() < count && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(50));
         }
-        self.spans.lock().unwrap().clone()
+        pick()
     }
 }

@@ -152,8 +152,12 @@ async fn each_user_sees_only_their_own_directory_through_the_plugin() {
     let data = temp_dir();
     let users = data.path().join("users");
     std::fs::create_dir(&users).unwrap();
-    let dirs =
-        format!("[[plugin.fs.dirs]]\npath = \"{}/{{sub}}\"\nname = \"home\"\nwritable = true\n", users.display());
+    let audit = data.path().join("audit.jsonl");
+    let dirs = format!(
+        "[[plugin.fs.dirs]]\npath = \"{}/{{sub}}\"\nname = \"home\"\nwritable = true\nmax_mib = 1\n\
+         [audit]\npath = {audit:?}\n",
+        users.display()
+    );
     let (_server, url, _config) = serve(&provider, &dirs, &["fs"]);
     let ada = provider.token("ada", "tools:read", Some(&url)).await;
     let bob = provider.token("bob", "tools:read", Some(&url)).await;
@@ -181,6 +185,36 @@ async fn each_user_sees_only_their_own_directory_through_the_plugin() {
     // On disk: one directory each, named from issuer and subject, the note in Ada's.
     assert_eq!(std::fs::read_to_string(users.join(&adas_dir).join("note.txt")).unwrap(), "Ada's note");
     assert_eq!(std::fs::read_dir(&users).unwrap().count(), 2);
+
+    // Each user's directory has a write budget of its own: Ada's second 700 KiB passes her
+    // 1 MiB, Bob's first does not touch it.
+    let fill = |token: &str, name: &str| {
+        let (url, token) = (url.clone(), token.to_owned());
+        let path = format!("/roots/home/{name}");
+        async move {
+            let filled = answer(call(&url, &token, "fs.fill", json!({ "path": path, "bytes": 700 << 10 })).await).await;
+            filled["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+        }
+    };
+    assert_eq!(fill(&ada, "one").await, "wrote 716800 bytes");
+    assert!(fill(&ada, "two").await.starts_with("error"), "past Ada's budget");
+    assert_eq!(fill(&bob, "one").await, "wrote 716800 bytes");
+    // The audit names who called, through which transport.
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&audit).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "call").collect();
+    assert!(!calls.is_empty());
+    for line in &calls {
+        assert_eq!(line["transport"], "streamable-http", "{line}");
+        assert_eq!(line["principal"]["issuer"], provider.issuer.as_str(), "{line}");
+    }
+    let subjects: Vec<&str> = calls.iter().map(|l| l["principal"]["subject"].as_str().unwrap()).collect();
+    assert!(subjects.contains(&"ada") && subjects.contains(&"bob"), "{subjects:?}");
+    let refused = calls
+        .iter()
+        .find(|l| l["effects"]["files"].to_string().contains("max_mib"))
+        .expect("the refusal is in the audit");
+    assert_eq!(refused["principal"]["subject"], "ada");
 }
 
 #[tokio::test]

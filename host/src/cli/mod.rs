@@ -4,6 +4,7 @@
 //! (or its own arguments) and drives the runtime and the protocol layer.
 
 mod accept;
+mod audit;
 mod build;
 mod check;
 mod compile;
@@ -41,6 +42,18 @@ struct Cli {
     /// collector (its base URL, `http://HOST:4318`); off unless given.
     #[arg(long, global = true, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     otlp_endpoint: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Verify the chain of PATH and the files rotated from it (PATH.1, PATH.2, ...).
+    Verify {
+        /// The audit file.
+        path: PathBuf,
+        /// The public key of `[audit] key` (`mcpbox keygen`'s NAME.pub): checks every checkpoint.
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -176,6 +189,12 @@ enum Command {
         #[arg(long = "insecure-registry", value_name = "HOST")]
         insecure: Vec<String>,
     },
+    /// Check an audit file (`--audit`): its hash chain, and with the public key its signed
+    /// checkpoints; names the first line altered, removed or moved.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Make a signing key pair: NAME.key (private) and NAME.pub (for operators' [trust] keys).
     Keygen {
         /// The path of the pair, without extension.
@@ -268,6 +287,7 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Sign { reference, key, insecure }) => registry::sign(&reference, &key, &insecure).await,
         Some(Command::Keygen { name }) => registry::keygen(&name),
+        Some(Command::Audit { command: AuditCommand::Verify { path, key } }) => audit::verify(&path, key.as_deref()),
         Some(Command::Unlink { serve, issuer, subject, client }) => {
             unlink::run(*serve, &issuer, &subject, client.as_deref()).await
         }

@@ -88,7 +88,13 @@ pub(crate) async fn run(args: ServeArgs) -> Result<()> {
         }
         reloader.spawn()?;
     }
-    serve_transports(state, &settings).await
+    let audit = state.audit.clone();
+    let served = serve_transports(state, &settings).await;
+    // The audit's last checkpoint, so that a clean stop leaves no line unsigned.
+    if let Some(audit) = audit {
+        audit.close().await;
+    }
+    served
 }
 
 /// Loads the plugins, reporting each that fails by name; the others serve. Also says how
@@ -121,6 +127,7 @@ async fn load(compiler: &Compiler, settings: &Settings, pins: &Pins) -> (Arc<Liv
 async fn serve_transports(state: Arc<McpState>, settings: &Settings) -> Result<()> {
     let shutdown = CancellationToken::new();
     tokio::spawn(cancel_on_signal(shutdown.clone()));
+    tokio::spawn(ignore_file_size_signal());
     let http = settings.http.clone().map(|options| {
         let (state, shutdown) = (state.clone(), shutdown.clone());
         tokio::spawn(async move { http::serve(state, options, shutdown, |_| {}).await })
@@ -146,6 +153,20 @@ async fn serve_transports(state: Arc<McpState>, settings: &Settings) -> Result<(
         http.await.context("http server task failed")??;
     }
     Ok(())
+}
+
+/// Takes SIGXFSZ, whose default action ends the process: under a file-size limit (`ulimit
+/// -f`) a write past it fails with `EFBIG` instead (the audit refuses calls; a plugin's write
+/// gets the error), rather than a plugin's write, or the audit's, ending the host.
+async fn ignore_file_size_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    /// SIGXFSZ on Linux.
+    const SIGXFSZ: i32 = 25;
+    if let Ok(mut received) = signal(SignalKind::from_raw(SIGXFSZ)) {
+        while received.recv().await.is_some() {
+            tracing::debug!("a write passed the file-size limit (SIGXFSZ)");
+        }
+    }
 }
 
 /// Cancels `token` on SIGINT or SIGTERM, for a graceful shutdown.

@@ -51,6 +51,13 @@ pub struct ServeArgs {
     /// Output limit of one call (content returned), in MiB, at most 1024 [default: 16].
     #[arg(long, value_name = "MIB")]
     pub max_output: Option<u64>,
+    /// What one call may write into granted directories, in MiB, at most 1048576 [default: 64].
+    #[arg(long, value_name = "MIB")]
+    pub max_write_mib: Option<u64>,
+    /// Write a line per call to this file: who called what, with which grants, and what it
+    /// read, wrote and sent; hash-chained ([audit] in the config for the rest).
+    #[arg(long, value_name = "PATH")]
+    pub audit: Option<PathBuf>,
     /// Largest JSON-RPC message accepted (a stdin line or an HTTP body), in bytes
     /// [default: 64 MiB].
     #[arg(long, value_name = "BYTES")]

@@ -56,6 +56,30 @@ pub(crate) struct FileConfig {
     /// `[approvals]`: how the person's yes is asked for (docs/approvals.md).
     #[serde(default)]
     pub(crate) approvals: FileApprovals,
+    /// `[audit]`: a line per call, chained and signed (docs/audit.md).
+    #[serde(default)]
+    pub(crate) audit: FileAudit,
+}
+
+/// `[audit]` (docs/audit.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileAudit {
+    /// The audit file (relative to the config); `--audit` overrides it.
+    pub(crate) path: Option<PathBuf>,
+    /// "digest" (default) or "full".
+    pub(crate) arguments: Option<Spanned<String>>,
+    /// A PEM ECDSA P-256 private key (`mcpbox keygen`) that signs checkpoints.
+    pub(crate) key: Option<PathBuf>,
+    pub(crate) checkpoint_lines: Option<Spanned<u64>>,
+    pub(crate) checkpoint_seconds: Option<Spanned<u64>>,
+    pub(crate) rotate_mib: Option<Spanned<u64>>,
+    /// "closed" (default) or "open".
+    pub(crate) on_failure: Option<Spanned<String>>,
+    /// "line" (default) or "checkpoint".
+    pub(crate) fsync: Option<Spanned<String>>,
+    /// Also send each line as an OTLP log record to this collector.
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 /// `[store]`: the state a fleet's replicas share (docs/fleet.md).
@@ -186,6 +210,9 @@ pub(crate) struct FileRoot {
     pub(crate) name: Option<String>,
     #[serde(default)]
     pub(crate) writable: bool,
+    /// Write budgets of a writable directory: its tree's size and entries.
+    pub(crate) max_mib: Option<Spanned<u64>>,
+    pub(crate) max_files: Option<Spanned<u64>>,
 }
 
 /// `[limits]`: every call's limits; spanned so that an out-of-range value names its line.
@@ -195,6 +222,7 @@ pub(crate) struct FileLimits {
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) memory_mib: Option<Spanned<u64>>,
     pub(crate) max_output_mib: Option<Spanned<u64>>,
+    pub(crate) max_write_mib: Option<Spanned<u64>>,
     pub(crate) max_message_bytes: Option<Spanned<usize>>,
     pub(crate) page_size: Option<usize>,
     pub(crate) max_plugin_mib: Option<Spanned<u64>>,
@@ -257,6 +285,7 @@ pub(crate) struct FilePlugin {
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) memory_mib: Option<Spanned<u64>>,
     pub(crate) max_output_mib: Option<Spanned<u64>>,
+    pub(crate) max_write_mib: Option<Spanned<u64>>,
     /// At most this many calls of the plugin at once (default: no limit).
     pub(crate) max_concurrency: Option<usize>,
     /// Instances kept made ahead of its calls (0: none).
@@ -343,6 +372,9 @@ pub(crate) struct FilePluginDir {
     /// data directory, such as the `memory` plugin's, on a fresh machine.
     #[serde(default)]
     pub(crate) create: bool,
+    /// Write budgets of a writable directory: its tree's size and entries.
+    pub(crate) max_mib: Option<Spanned<u64>>,
+    pub(crate) max_files: Option<Spanned<u64>>,
 }
 
 /// A config file as read: its schema, its text (for positions), and where it is.

@@ -15,6 +15,7 @@
 //!   read with their plugin's section); `vault`: the token vault's third parties and key.
 
 mod args;
+mod audit;
 mod auth;
 mod entitlements;
 mod file;
@@ -22,6 +23,7 @@ mod http;
 mod pins;
 mod plugin;
 mod problems;
+mod quota;
 mod routes;
 mod secrets;
 mod store;
@@ -116,6 +118,8 @@ pub struct Settings {
     pub approval_timeout: std::time::Duration,
     /// Where definitions are pinned, and whether an unpinned plugin is refused.
     pub pins: crate::runtime::catalog::PinSettings,
+    /// The audit (`--audit`, `[audit]`), if kept.
+    pub(crate) audit: Option<crate::audit::AuditSettings>,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -163,6 +167,7 @@ impl Settings {
         let mut http = http::http_options(&file, args, max_message_bytes, &mut problems);
         let store = store::store_options(&file, args, &mut problems);
         let replica = store::replica_name(args, &mut problems);
+        let audit = audit::audit_settings(&file, args, &mut problems);
         if vault.is_some() && http.as_ref().is_none_or(|http| http.oauth.is_none()) {
             problems.take::<()>(Err(anyhow!(
                 "{}: [auth.link], [oauth_clients] and `oauth` credentials need [auth] served over HTTP (--http): \
@@ -205,6 +210,7 @@ impl Settings {
             secrets,
             vault,
             approval_timeout,
+            audit,
             pins: pins::pin_settings(&file, args),
         })
     }
@@ -287,8 +293,10 @@ fn registry_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problem
 /// `[[roots]]`, then `--root` and `--root-rw`; each must be an existing directory.
 fn roots(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Vec<AllowedDir> {
     let in_file = file.config.roots.iter().map(|root| {
-        AllowedDir::new(&file.resolve(&root.path), root.name.clone(), root.writable)
-            .with_context(|| format!("{}: in [[roots]]", file.path.display()))
+        let mut dir = AllowedDir::new(&file.resolve(&root.path), root.name.clone(), root.writable)
+            .with_context(|| format!("{}: in [[roots]]", file.path.display()))?;
+        dir.quota = quota::dir_quota(file, "[[roots]]", root.writable, &root.max_mib, &root.max_files)?;
+        Ok(dir)
     });
     let read_only = args.roots.iter().map(|path| AllowedDir::new(path, None, false).context("in --root"));
     let writable = args.writable_roots.iter().map(|path| AllowedDir::new(path, None, true).context("in --root-rw"));
@@ -314,10 +322,16 @@ fn call_limits(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> 
         flag_limit(args.max_output, "--max-output", limits::output_from_mib),
         spanned_limit(file, &section.max_output_mib, "[limits] max_output_mib", limits::output_from_mib),
     );
+    let write = pick(
+        problems,
+        flag_limit(args.max_write_mib, "--max-write-mib", limits::write_from_mib),
+        spanned_limit(file, &section.max_write_mib, "[limits] max_write_mib", limits::write_from_mib),
+    );
     Limits {
         timeout: timeout.unwrap_or(defaults.timeout),
         memory_bytes: memory.unwrap_or(defaults.memory_bytes),
         output_bytes: output.unwrap_or(defaults.output_bytes),
+        write_bytes: write.unwrap_or(defaults.write_bytes),
     }
 }
 

@@ -43,6 +43,7 @@ fn plugin_config(
     let timeout = spanned_limit(file, &section.timeout_ms, &key("timeout_ms"), limits::timeout_from_ms);
     let memory = spanned_limit(file, &section.memory_mib, &key("memory_mib"), limits::memory_from_mib);
     let output = spanned_limit(file, &section.max_output_mib, &key("max_output_mib"), limits::output_from_mib);
+    let write = spanned_limit(file, &section.max_write_mib, &key("max_write_mib"), limits::write_from_mib);
     let prepared = spanned_limit(file, &section.prepared, &key("prepared"), limits::prepared_count);
     PluginConfig {
         policy: policy(file, name, section, secrets, routes, problems),
@@ -52,6 +53,7 @@ fn plugin_config(
         timeout: problems.take(timeout).flatten(),
         memory_bytes: problems.take(memory).flatten(),
         output_bytes: problems.take(output).flatten(),
+        write_bytes: problems.take(write).flatten(),
         max_concurrency: section.max_concurrency,
         prepared: problems.take(prepared).flatten(),
         tasks: section.tasks.as_ref().map(|tasks| task_policy(file, name, tasks, problems)),
@@ -234,6 +236,8 @@ fn plugin_dir(file: &ConfigFile, name: &str, dir: &FilePluginDir) -> Result<Plug
     }
     let mut allowed = AllowedDir::new(&path, dir.name.clone(), dir.writable).with_context(at)?;
     allowed.per_principal = per_principal;
+    allowed.quota =
+        super::quota::dir_quota(file, &format!("[[plugin.{name}.dirs]]"), dir.writable, &dir.max_mib, &dir.max_files)?;
     Ok(PluginDir { dir: allowed, within_client_roots: dir.within_client_roots })
 }
 

@@ -24,14 +24,26 @@ const EVERY_LAYER: &[&str] = &[
     "crate::registry",
     "crate::runtime",
     "crate::fleet",
+    "crate::audit",
 ];
 
 /// What code under each layer may not name: the layers above it (and, below `mcp`, rmcp).
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("runtime", &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::registry"]),
-    ("registry", &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::runtime"]),
-    ("fleet", &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::registry"]),
+    (
+        "runtime",
+        &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::registry", "crate::audit"],
+    ),
+    (
+        "registry",
+        &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::runtime", "crate::audit"],
+    ),
+    (
+        "fleet",
+        &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::registry", "crate::audit"],
+    ),
     ("config", &["rmcp", "crate::mcp", "crate::access", "crate::cli"]),
+    // The audit: written by the protocol layer, configured by `config`; knows neither.
+    ("audit", &["rmcp", "crate::mcp", "crate::access", "crate::config", "crate::cli", "crate::fleet"]),
     // Access control: called by the protocol layer, naming none of the protocol's types.
     ("access", &["rmcp", "crate::mcp", "crate::cli"]),
     ("mcp", &["crate::cli"]),

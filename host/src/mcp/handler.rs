@@ -7,6 +7,8 @@
 
 use std::sync::PoisonError;
 
+use serde_json::Value;
+
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -72,8 +74,10 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Tool, &name);
+        let arguments =
+            self.state.audit.is_some().then(|| Value::Object(request.arguments.clone().unwrap_or_default()));
         let work = self.run_tool(request, context.clone());
-        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), &context, work).await
+        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), arguments.as_ref(), &context, work).await
     }
 
     /// `tasks/get` (extensions/tasks §Task Polling); rmcp checks the request declared the
@@ -128,7 +132,7 @@ impl ServerHandler for Session {
         let uri = request.uri.clone();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Resource, &uri);
         let work = self.run_read(request, context.clone());
-        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), &context, work).await
+        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), None, &context, work).await
     }
 
     async fn list_prompts(
@@ -146,8 +150,10 @@ impl ServerHandler for Session {
     ) -> Result<GetPromptResponse, McpError> {
         let name = request.name.clone();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Prompt, &name);
+        let arguments =
+            self.state.audit.is_some().then(|| serde_json::to_value(&request.arguments).unwrap_or_default());
         let work = self.run_prompt(request, context.clone());
-        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), &context, work).await
+        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), arguments.as_ref(), &context, work).await
     }
 
     async fn complete(

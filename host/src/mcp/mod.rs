@@ -22,6 +22,7 @@
 
 mod approval;
 mod approved;
+mod audited;
 mod client;
 mod convert;
 mod era;

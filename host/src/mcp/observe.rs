@@ -18,9 +18,12 @@ use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use super::audited::{self, AuditCall, Subject};
 use super::session::Session;
 use crate::access::Kind;
+use crate::audit::OnFailure;
 use crate::runtime::Catalog;
+use crate::runtime::effects::record::EffectLog;
 use crate::telemetry::{outcome, trace};
 
 /// What a request names: its tool, prompt or resource, under the conventions' attribute.
@@ -80,10 +83,26 @@ impl Session {
         method: &'static str,
         target: Target<'_>,
         plugin: Option<&str>,
+        arguments: Option<&serde_json::Value>,
         context: &RequestContext<RoleServer>,
         work: impl Future<Output = Result<T, McpError>>,
     ) -> Result<T, McpError> {
         let (Target::Tool(name) | Target::Prompt(name) | Target::Resource(name)) = target;
+        // The audit: its line's head before the call (refused here if it cannot be written
+        // and calls must stop), its effects recorded during it, the line written after.
+        let audit = self.state.audit.as_ref();
+        if let Some(sink) = audit
+            && !sink.admits()
+            && !crate::switched_off!("audit.fails-closed")
+        {
+            return Err(audited::unavailable(false));
+        }
+        let audit = audit.map(|sink| {
+            let subject = Subject { method, target: name, plugin, arguments };
+            let head = self.audit_head(sink, &subject, context);
+            Arc::new(AuditCall { sink: sink.clone(), head, log: Arc::new(EffectLog::default()) })
+        });
+        let work = audited::scope(audit.clone(), work);
         // A root of its own unless the client's traceparent names one: never a child of
         // the connection's long-lived span. Its fields are computed only when some layer wants
         // the span (JSON logs, traces), not for every request.
@@ -141,6 +160,15 @@ impl Session {
         span.record("mcpbox.outcome", outcome);
         span.record("mcpbox.duration_ms", duration_ms);
         tracing::info!(target: "mcpbox::request", parent: &span, "request finished");
+        if let Some(call) = audit {
+            let line = audited::finish(call.head.clone(), &call.log, outcome, result.as_ref().err(), duration_ms);
+            if call.sink.write(line).await.is_err()
+                && call.sink.settings.on_failure == OnFailure::Closed
+                && !crate::switched_off!("audit.fails-closed")
+            {
+                return Err(audited::unavailable(true));
+            }
+        }
         result
     }
 }

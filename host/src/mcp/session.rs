@@ -32,6 +32,8 @@ pub struct Session {
     pub(crate) connection: bool,
     /// The tools this session's user allowed for the session (`approval.rs`).
     pub(crate) approved: SessionApprovals,
+    /// How the client reaches this session, as the audit names it.
+    pub(crate) transport: &'static str,
 }
 
 impl Session {
@@ -47,6 +49,7 @@ impl Session {
             principal: None,
             connection: false,
             approved: SessionApprovals::default(),
+            transport: "streamable-http",
         }
     }
 
@@ -57,7 +60,7 @@ impl Session {
 
     /// The session of one client's connection for its whole life (stdio).
     pub fn for_connection(state: Arc<McpState>) -> Self {
-        Session { connection: true, ..Session::new(state) }
+        Session { connection: true, transport: "stdio", ..Session::new(state) }
     }
 
     /// The session's `logging/setLevel`, if it sent one.

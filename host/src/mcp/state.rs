@@ -1,6 +1,7 @@
 //! What every connection shares: the live catalog, the operator's directories, and the list
 //! results converted to MCP types once per catalog (list requests only slice them).
 
+use crate::audit::AuditSink;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -117,6 +118,8 @@ pub struct McpState {
     pub(crate) vault: Option<Arc<Vault>>,
     /// Principals' approvals "for this session" and the approval answers calls used up.
     pub(crate) approvals: Approvals,
+    /// The audit (`--audit`), if kept.
+    pub(crate) audit: Option<AuditSink>,
 }
 
 impl McpState {
@@ -137,6 +140,10 @@ impl McpState {
         let operator_grants = roots::operator_grants(&allowed).into();
         let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
         let vault = settings.vault.clone().map(|options| Vault::new(options, fleet.clone())).transpose()?;
+        let audit = match &settings.audit {
+            Some(audit) => Some(AuditSink::open(audit.clone(), &settings.replica)?),
+            None => None,
+        };
         Ok(Arc::new(McpState {
             live,
             allowed,
@@ -150,6 +157,7 @@ impl McpState {
             health: Health::new(failed_plugins, fleet),
             vault,
             approvals: Approvals::new(settings.approval_timeout, settings.request_state_ttl),
+            audit,
         }))
     }
 

@@ -120,6 +120,12 @@ impl SigningKey {
 
     /// The signature of `digest` (a manifest in `repository`, e.g. `127.0.0.1:5000/tools/echo`)
     /// in cosign's format.
+    /// Signs `message` itself (ECDSA P-256, SHA-256), Base64: the audit's checkpoints.
+    pub fn sign_bytes(&self, message: &[u8]) -> Result<String> {
+        let signature = self.pair.sign(&SystemRandom::new(), message).map_err(|e| anyhow!("cannot sign: {e}"))?;
+        Ok(STANDARD.encode(signature.as_ref()))
+    }
+
     pub fn sign(&self, repository: &str, digest: &str) -> Result<Signature> {
         let payload = json!({
             "critical": {

@@ -53,6 +53,10 @@ pub(crate) struct Metrics {
     /// Requests refused to an authenticated principal, by reason (`insufficient_scope`,
     /// `too_many_calls`, `rate`, ...); the principal itself is not a label.
     pub(crate) principal_refusals: IntCounterVec,
+    /// Writes refused by a write budget (`runtime/effects/quota.rs`), by plugin and budget.
+    pub(crate) write_refusals: IntCounterVec,
+    /// Audit lines that could not be written (`audit/`), by what was then done.
+    pub(crate) audit_failures: IntCounterVec,
     /// Run before each scrape: gauges read from their source (sessions a library keeps).
     samplers: Mutex<Vec<Sampler>>,
 }
@@ -175,6 +179,18 @@ impl Metrics {
                 "mcpbox_principal_refusals_total",
                 "Requests refused to an authenticated principal.",
                 &["reason"],
+            ),
+            write_refusals: counter(
+                &r,
+                "mcpbox_write_refusals_total",
+                "Writes into granted directories refused by a write budget.",
+                &["plugin", "budget"],
+            ),
+            audit_failures: counter(
+                &r,
+                "mcpbox_audit_failures_total",
+                "Audit lines that could not be written, by what happened to the call.",
+                &["policy"],
             ),
             registry: r,
             samplers: Mutex::default(),

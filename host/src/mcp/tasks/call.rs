@@ -113,10 +113,20 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
+            effects: crate::mcp::audited::effects(),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();
-        tokio::spawn(run(self.state.catalog(), name.clone(), arguments, scope, shared.clone(), dialect, finished_send));
+        let audit = crate::mcp::audited::current();
+        let run = run(self.state.catalog(), name.clone(), arguments, scope, shared.clone(), dialect, finished_send);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            if let Some((id, outcome)) = run.await
+                && let Some(audit) = audit
+            {
+                audit.task_ended(&id, outcome, started).await;
+            }
+        });
 
         // The operator's threshold: armed unless there is none (or it already detached).
         let mut armed = policy.after.is_some_and(|after| !after.is_zero());
@@ -173,7 +183,7 @@ async fn run(
     shared: Arc<Shared>,
     dialect: Dialect,
     finished: oneshot::Sender<Finished>,
-) {
+) -> Option<(String, &'static str)> {
     let hold = OutputHold::default();
     let (events, received) = mpsc::unbounded_channel();
     scope.events = Some(events);
@@ -183,7 +193,7 @@ async fn run(
     let Phase::Detached(id) = &*phase else {
         *phase = Phase::Ending;
         let _ = finished.send((outcome, hold));
-        return;
+        return None;
     };
     let id = id.clone();
     drop(phase);
@@ -191,6 +201,11 @@ async fn run(
         (TaskState::Cancelled, "cancelled by the client".to_owned())
     } else {
         task_outcome(&name, outcome, dialect)
+    };
+    let ended = match &state {
+        TaskState::Completed(_) => "completed",
+        TaskState::Cancelled => "cancelled",
+        _ => "failed",
     };
     let retain = shared.tasks.settings.retention;
     let finish = TaskChange::State { state, retain, message: Some(message) };
@@ -203,6 +218,7 @@ async fn run(
     drop(hold);
     // Ends the supervisor.
     shared.cancel.cancel();
+    Some((id, ended))
 }
 
 /// A finished call as the task's state (extensions/tasks §Task Execution Errors): a result,

@@ -121,7 +121,7 @@ pub(crate) async fn open(State(sse): State<Arc<LegacySse>>, principal: Option<Ex
         Arc::new(LegacySession { input, output: output.clone(), framer: Mutex::new(Framer::new("sse")), opened_by });
     sse.sessions().insert(id.clone(), session);
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
-    let session = Session::for_principal(sse.state.clone(), principal);
+    let session = Session { transport: "sse", ..Session::for_principal(sse.state.clone(), principal) };
     tokio::spawn(serve_on_channels(session, incoming, output, to_text, ended.clone(), "sse"));
 
     let endpoint = Event::default().event("endpoint").data(format!("{}?sessionId={id}", sse.messages_path));

@@ -119,7 +119,7 @@ async fn serve(mut socket: WebSocket, sockets: &Sockets, principal: Option<Arc<P
     let (to_client, mut outgoing) = mpsc::channel::<String>(256);
     let (to_session, incoming) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let session_ended = CancellationToken::new();
-    let session = Session::for_principal(sockets.state.clone(), principal);
+    let session = Session { transport: "websocket", ..Session::for_principal(sockets.state.clone(), principal) };
     let to_text = |message: &ServerJsonRpcMessage| serde_json::to_string(message);
     let mut session =
         tokio::spawn(serve_on_channels(session, incoming, to_client, to_text, session_ended.clone(), "websocket"));

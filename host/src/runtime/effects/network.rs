@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
@@ -18,6 +18,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::credentials::{self, Unsendable};
+use super::record::{EffectLog, HttpCounts};
 use super::redaction::{Coding, Redacting, Reflections};
 use crate::runtime::effects::special_purpose::refusal;
 use crate::runtime::grants::address::split_host_port;
@@ -42,6 +43,8 @@ pub struct NetworkAccess {
     pub reports: Arc<Reports>,
     /// The caller's linked accounts, for credentials that send its own token.
     pub linked: Option<Arc<dyn LinkedAccounts>>,
+    /// Where the call's requests are recorded, when someone keeps a record.
+    pub effects: Option<Arc<EffectLog>>,
 }
 
 /// How a refused request is reported, handed in by the call's sandbox (this room knows no
@@ -77,12 +80,26 @@ impl WasiHttpHooks for NetworkAccess {
         let denials = self.denials.clone();
         let reports = self.reports.clone();
         let linked = self.linked.clone();
+        let effects = self.effects.clone();
         Box::new(async move {
             let url = request.uri().to_string();
+            // What the record says of it: never the query, where tokens travel.
+            let (method, host, path) = {
+                let uri = request.uri();
+                // Host and port only: an authority may carry `user:password@`.
+                let host = match (uri.host(), uri.port_u16()) {
+                    (Some(host), Some(port)) => format!("{host}:{port}"),
+                    (host, _) => host.unwrap_or_default().to_owned(),
+                };
+                (request.method().as_str().to_owned(), host, uri.path().to_owned())
+            };
+            let recorded =
+                |refused: Option<String>| effects.as_ref().map(|log| log.http(&method, &host, &path, refused));
             let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
             let target = match tokio::time::timeout(connect_timeout, check(policy.as_deref(), request.uri())).await {
                 Ok(Ok(target)) => target,
                 Ok(Err(denied)) => {
+                    recorded(Some(denied.reason.clone()));
                     if (reports.log_line)(url.len() + denied.reason.len()) {
                         tracing::warn!(%plugin, %url, "denied an HTTP request: {}", denied.reason);
                     }
@@ -93,7 +110,10 @@ impl WasiHttpHooks for NetworkAccess {
                     }
                     return Err(denied.code);
                 }
-                Err(_) => return Err(HttpError::DnsTimeout),
+                Err(_) => {
+                    recorded(Some("no answer from DNS in time".to_owned()));
+                    return Err(HttpError::DnsTimeout);
+                }
             };
             tracing::debug!(%plugin, %url, address = %target.address, "HTTP request");
             // After the log line: the URL logged is the plugin's, without a credential.
@@ -106,6 +126,7 @@ impl WasiHttpHooks for NetworkAccess {
             let reflections = match injected {
                 Ok(reflections) => reflections,
                 Err(Unsendable(why)) => {
+                    recorded(Some(why.clone()));
                     if (reports.log_line)(why.len()) {
                         tracing::warn!(%plugin, "did not send an HTTP request: {why}");
                     }
@@ -115,8 +136,17 @@ impl WasiHttpHooks for NetworkAccess {
                     return Err(HttpError::HttpRequestDenied);
                 }
             };
+            let counts = recorded(None);
+            if let Some(counts) = &counts {
+                let counts = counts.clone();
+                request = request.map(|body| counted(body, counts, |c| &c.sent));
+            }
             let (response, connection) = send(request, &target, connect_timeout).await?;
-            let response = response.map(|body| body.map_err(HttpError::from).boxed_unsync());
+            let mut response = response.map(|body| body.map_err(HttpError::from).boxed_unsync());
+            if let (Some(log), Some(counts)) = (&effects, counts) {
+                log.http_status(&counts, response.status().as_u16());
+                response = response.map(|body| counted(body, counts, |c| &c.received));
+            }
             let response = match reflections {
                 Some(reflections) => redacted(response, reflections, &plugin, &target, &reports)?,
                 None => response,
@@ -124,6 +154,17 @@ impl WasiHttpHooks for NetworkAccess {
             Ok((response, Box::new(connection) as Box<_>))
         })
     }
+}
+
+/// `body`, its data bytes added to the counter `field` picks as they pass.
+fn counted(body: WasiBody, counts: Arc<HttpCounts>, field: fn(&HttpCounts) -> &AtomicU64) -> WasiBody {
+    body.map_frame(move |frame| {
+        if let Some(data) = frame.data_ref() {
+            field(&counts).fetch_add(data.len() as u64, Ordering::Relaxed);
+        }
+        frame
+    })
+    .boxed_unsync()
 }
 
 /// The response to a request that carried a credential, every reflection of it masked

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use super::quota::DirQuota;
+
 /// A directory the operator allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowedDir {
@@ -17,6 +19,8 @@ pub struct AllowedDir {
     /// `path` is a base: a call sees only its principal's directory under it
     /// (`runtime/grants/principal_dirs.rs`).
     pub per_principal: bool,
+    /// How far plugins may grow the tree under it (writable directories only).
+    pub quota: DirQuota,
 }
 
 impl AllowedDir {
@@ -27,6 +31,6 @@ impl AllowedDir {
         if !canonical.is_dir() {
             bail!("root {} is not a directory", path.display());
         }
-        Ok(AllowedDir { path: canonical, name, writable, per_principal: false })
+        Ok(AllowedDir { path: canonical, name, writable, per_principal: false, quota: DirQuota::default() })
     }
 }

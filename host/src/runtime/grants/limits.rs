@@ -16,11 +16,20 @@ pub struct Limits {
     /// log and progress messages, in bytes. Bounds what reaches the protocol stream and the
     /// client, whatever the guest's memory allows.
     pub output_bytes: usize,
+    /// What one call may write into granted directories, in bytes: every byte written, and a
+    /// file grown by `set-size`. Bounds how fast a plugin fills a disk; the directories'
+    /// own budgets (`quota.rs`) bound how far.
+    pub write_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_secs(30), memory_bytes: 256 << 20, output_bytes: 16 << 20 }
+        Limits {
+            timeout: Duration::from_secs(30),
+            memory_bytes: 256 << 20,
+            output_bytes: 16 << 20,
+            write_bytes: 64 << 20,
+        }
     }
 }
 
@@ -98,6 +107,27 @@ pub fn memory_from_mib(mib: u64) -> Result<usize, LimitError> {
 /// An output limit of `mib` MiB, in bytes.
 pub fn output_from_mib(mib: u64) -> Result<usize, LimitError> {
     mib_to_bytes(mib, MAX_OUTPUT_MIB)
+}
+
+/// The largest write limit per call: 1 TiB.
+pub const MAX_WRITE_MIB: u64 = 1 << 20;
+
+/// A call's write limit of `mib` MiB.
+pub fn write_from_mib(mib: u64) -> Result<u64, LimitError> {
+    mib_to_bytes(mib, MAX_WRITE_MIB).map(|bytes| bytes as u64)
+}
+
+/// A directory's byte budget of `mib` MiB (up to 1 PiB; 0 is refused: a read-only grant says that).
+pub fn tree_bytes_from_mib(mib: u64) -> Result<u64, LimitError> {
+    mib_to_bytes(mib, 1 << 30).map(|bytes| bytes as u64)
+}
+
+/// A directory's entry budget: at least 1.
+pub fn tree_files(count: u64) -> Result<u64, LimitError> {
+    if count == 0 {
+        return Err(LimitError::NotPositive("0 entries".to_owned()));
+    }
+    Ok(count)
 }
 
 /// How many instances a plugin keeps made ahead of its calls: 0 (none) to

@@ -15,6 +15,7 @@ pub(crate) mod limits;
 pub(crate) mod plugin_config;
 pub(crate) mod policy;
 pub(crate) mod principal_dirs;
+pub(crate) mod quota;
 pub(crate) mod requested;
 pub(crate) mod roots;
 pub(crate) mod routes;

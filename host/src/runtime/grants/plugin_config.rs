@@ -23,6 +23,8 @@ pub struct PluginConfig {
     pub memory_bytes: Option<usize>,
     /// Replaces the global output limit for this plugin.
     pub output_bytes: Option<usize>,
+    /// Replaces the write limit.
+    pub write_bytes: Option<u64>,
     /// At most this many calls at once.
     pub max_concurrency: Option<usize>,
     /// Instances made ahead of calls (default [`DEFAULT_PREPARED`](crate::runtime::grants::limits::DEFAULT_PREPARED)).
@@ -80,6 +82,7 @@ impl Default for PluginConfig {
             timeout: None,
             memory_bytes: None,
             output_bytes: None,
+            write_bytes: None,
             max_concurrency: None,
             prepared: None,
             policy: Policy::default(),
@@ -98,6 +101,7 @@ impl PluginConfig {
             timeout: self.timeout.unwrap_or(global.timeout),
             memory_bytes: self.memory_bytes.unwrap_or(global.memory_bytes),
             output_bytes: self.output_bytes.unwrap_or(global.output_bytes),
+            write_bytes: self.write_bytes.unwrap_or(global.write_bytes),
         }
     }
 

@@ -8,11 +8,13 @@
 //! principal (stdio, the static token) gets no such directory at all.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
+use super::quota::Quota;
 use super::roots::Grant;
 
 /// The grants of a call made on behalf of the principal whose directory is `name` (or of none):
@@ -31,7 +33,9 @@ pub(crate) fn resolve(grants: &[Grant], name: Option<&str>) -> Result<Vec<Grant>
         } else {
             ensure(&grant.host_path, name)?
         };
-        resolved.push(Grant { host_path, per_principal: false, ..grant.clone() });
+        // Each principal's directory is a tree of its own, with a budget of its own.
+        let quota = grant.quota.as_ref().map(|q| Quota { tree: Arc::from(host_path.as_path()), limits: q.limits });
+        resolved.push(Grant { host_path, per_principal: false, quota, ..grant.clone() });
     }
     Ok(resolved)
 }
@@ -68,6 +72,7 @@ mod tests {
             guest_path: "/roots/home".into(),
             writable: true,
             per_principal,
+            quota: None,
         }
     }
 

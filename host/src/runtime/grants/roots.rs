@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 
 pub(crate) use super::allowed::AllowedDir;
 use super::policy::PluginDir;
+use super::quota::Quota;
 
 /// Where granted directories appear inside the guest.
 pub const GUEST_ROOTS: &str = "/roots";
@@ -27,6 +28,8 @@ pub struct Grant {
     /// `host_path` is a base, resolved to the call's principal's directory under it before
     /// the call (`runtime/grants/principal_dirs.rs`); never preopened as it stands.
     pub per_principal: bool,
+    /// Its write budget and the tree it covers, if the operator set one.
+    pub quota: Option<Quota>,
 }
 
 /// A root as an MCP client reports it in `roots/list`.
@@ -41,7 +44,7 @@ pub struct ClientRoot {
 /// Grants for every directory the operator allows (no client narrowing).
 pub fn operator_grants(allowed: &[AllowedDir]) -> Vec<Grant> {
     let mut names = UniqueNames::default();
-    allowed.iter().map(|dir| make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)).collect()
+    allowed.iter().map(|dir| make_grant(&mut names, dir.name.as_deref(), &dir.path, dir)).collect()
 }
 
 /// A plugin's directories added to the shared grants: each one as is, or, where the operator
@@ -61,13 +64,13 @@ pub fn plugin_grants(shared: &[Grant], dirs: &[PluginDir], client_roots: Option<
                         && !grants.iter().any(|g| g.host_path == path)
                     {
                         let name = if path == dir.path { dir.name.as_deref() } else { None };
-                        grants.push(make_grant(&mut names, name, path, dir.writable));
+                        grants.push(make_grant(&mut names, name, path, dir));
                     }
                 }
             }
             _ => grants.push(Grant {
                 per_principal: dir.per_principal,
-                ..make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable)
+                ..make_grant(&mut names, dir.name.as_deref(), &dir.path, dir)
             }),
         }
     }
@@ -151,7 +154,7 @@ pub fn client_grants(allowed: &[AllowedDir], roots: &[ClientRoot]) -> (Vec<Grant
             }
             for dir in inside {
                 if !grants.iter().any(|g| g.host_path == dir.path) {
-                    grants.push(make_grant(&mut names, dir.name.as_deref(), &dir.path, dir.writable));
+                    grants.push(make_grant(&mut names, dir.name.as_deref(), &dir.path, dir));
                 }
             }
             continue;
@@ -161,12 +164,14 @@ pub fn client_grants(allowed: &[AllowedDir], roots: &[ClientRoot]) -> (Vec<Grant
         }
         let operator_name = if canonical == container.path { container.name.as_deref() } else { None };
         let name = root.name.as_deref().or(operator_name);
-        grants.push(make_grant(&mut names, name, &canonical, container.writable));
+        grants.push(make_grant(&mut names, name, &canonical, container));
     }
     (grants, refused)
 }
 
-fn make_grant(names: &mut UniqueNames, name: Option<&str>, path: &Path, writable: bool) -> Grant {
+/// The grant of `path`, which `dir` allows (itself or a directory inside it): writable as
+/// `dir` is, under `dir`'s budget measured over `dir`'s whole tree.
+fn make_grant(names: &mut UniqueNames, name: Option<&str>, path: &Path, dir: &AllowedDir) -> Grant {
     let base = name
         .map(str::to_owned)
         .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -176,8 +181,9 @@ fn make_grant(names: &mut UniqueNames, name: Option<&str>, path: &Path, writable
         guest_path: format!("{GUEST_ROOTS}/{name}"),
         name,
         host_path: path.to_owned(),
-        writable,
+        writable: dir.writable,
         per_principal: false,
+        quota: if dir.writable { Quota::over(&dir.path, dir.quota) } else { None },
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+use sha2::Digest as _;
 use wasmtime::component::InstancePre;
 
 use super::descriptors::{MAX_NAME_LEN, valid_name};
@@ -87,6 +88,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         prefix,
         path: path.to_owned(),
         fingerprint: fingerprint(&bytes),
+        digest: Arc::from(format!("sha256:{}", crate::hex::hex(&sha2::Sha256::digest(&bytes)))),
         pre,
         exports,
         tools,

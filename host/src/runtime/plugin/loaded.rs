@@ -29,6 +29,8 @@ pub struct Plugin {
     /// A digest of the file's bytes: what hot reload compares to tell a changed plugin from
     /// the same one loaded again.
     pub fingerprint: u64,
+    /// `sha256:` and the hex SHA-256 of the component's bytes: what the audit names it by.
+    pub digest: Arc<str>,
     pub(crate) pre: InstancePre<HostState>,
     /// The `mcpbox:plugin` interfaces it exports.
     pub exports: Exports,

@@ -6,6 +6,7 @@
 use super::error::Interrupt;
 use super::scope::{ClientError, ClientMethod, GuestEvent, Question};
 use super::state::HostState;
+use crate::runtime::effects::record::EffectLog;
 use crate::runtime::engine::bindings::{host, types};
 use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
 
@@ -61,7 +62,12 @@ impl HostState {
             return Ok(Err("this call cannot reach the client".to_owned()));
         };
         tracing::debug!(plugin = %self.plugin, questions = parsed.len(), "guest asks the client");
-        match client.ask(parsed).await {
+        let kinds: Vec<&'static str> = parsed.iter().map(|q| question_kind(q.method)).collect();
+        let asked = client.ask(parsed).await;
+        if let Some(log) = &self.scope.effects {
+            record_questions(log, &kinds, &asked);
+        }
+        match asked {
             Ok(answers) => Ok(Ok(answers.into_iter().map(|a| a.map(|value| value.to_string())).collect())),
             Err(ClientError::Refused(reason)) => Ok(Err(reason)),
             Err(ClientError::InputRequired) => Err(Interrupt::InputRequired.into()),
@@ -76,6 +82,39 @@ impl HostState {
             Ok(mut answers) => answers.pop().unwrap_or_else(|| Err("the client gave no answer".to_owned())),
             Err(refusal) => Err(refusal),
         })
+    }
+}
+
+/// A question's kind as the record names it.
+fn question_kind(method: ClientMethod) -> &'static str {
+    match method {
+        ClientMethod::Sample => "sampling",
+        ClientMethod::Elicit => "elicitation",
+        ClientMethod::ListRoots => "roots",
+    }
+}
+
+/// Records each question and how it was answered (an elicitation's `action`, never its content).
+fn record_questions(
+    log: &EffectLog,
+    kinds: &[&str],
+    asked: &Result<Vec<Result<serde_json::Value, String>>, ClientError>,
+) {
+    for (at, kind) in kinds.iter().enumerate() {
+        let outcome = match asked {
+            Ok(answers) => match answers.get(at) {
+                Some(Ok(answer)) => answer
+                    .get("action")
+                    .and_then(serde_json::Value::as_str)
+                    .map_or_else(|| "answered".to_owned(), str::to_owned),
+                Some(Err(reason)) => format!("refused: {reason}"),
+                None => "unanswered".to_owned(),
+            },
+            Err(ClientError::InputRequired) => "pending: returned to the client".to_owned(),
+            Err(ClientError::Refused(reason) | ClientError::Misuse(reason)) => format!("refused: {reason}"),
+            Err(ClientError::MissingCapability(capability)) => format!("refused: the client lacks {capability}"),
+        };
+        log.question(kind, outcome);
     }
 }
 

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, Linker, types::ComponentItem};
 
+use crate::runtime::effects::filesystem::FilesView;
 use crate::runtime::engine::bindings;
 use crate::runtime::grants::policy::Policy;
 use crate::runtime::sandbox::HostState;
@@ -26,6 +27,19 @@ impl Linkers {
     pub(crate) fn new(engine: &Engine) -> Result<Linkers> {
         let mut base = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut base).map_err(anyhow::Error::from).context("cannot link WASI")?;
+        // The filesystem through mcpbox's door (`runtime/effects/filesystem.rs`), which sees
+        // every call and delegates it to wasmtime-wasi's: linked over wasmtime-wasi's own.
+        if !crate::switched_off!("effects.filesystem-door") {
+            use wasmtime_wasi::p2::bindings::filesystem::{preopens, types};
+            base.allow_shadowing(true);
+            types::add_to_linker::<HostState, FilesView>(&mut base, HostState::files)
+                .map_err(anyhow::Error::from)
+                .context("cannot link the filesystem door")?;
+            preopens::add_to_linker::<HostState, FilesView>(&mut base, HostState::files)
+                .map_err(anyhow::Error::from)
+                .context("cannot link the filesystem door")?;
+            base.allow_shadowing(false);
+        }
         bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut base, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the mcpbox host interface")?;

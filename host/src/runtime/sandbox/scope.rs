@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::runtime::effects::record::EffectLog;
 use crate::runtime::engine::bindings::types;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::Grant;
@@ -144,6 +145,8 @@ pub struct CallScope {
     /// The caller's linked accounts (the token vault, bound to its principal), for the
     /// credentials that use them; `None`: no vault or no principal.
     pub linked: Option<Arc<dyn LinkedAccounts>>,
+    /// Where the call's effects are recorded, when someone keeps a record (the audit).
+    pub effects: Option<Arc<EffectLog>>,
 }
 
 /// An authenticated principal, as the protocol layer vouches for it (never its token).

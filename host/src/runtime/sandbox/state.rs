@@ -11,6 +11,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::scope::{CallScope, GuestEvent};
+use crate::runtime::effects::file_door::FileDoor;
+use crate::runtime::effects::filesystem::Files;
 use crate::runtime::effects::network::NetworkAccess;
 use crate::runtime::sandbox::budget::{CallBudget, Emission, Refusal};
 use crate::runtime::sandbox::guest_io::GuestOutput;
@@ -61,6 +63,8 @@ pub struct HostState {
     pub(crate) budget: CallBudget,
     /// The guest's stderr, whose log budget `host.log` shares on the way to the host's log.
     pub(crate) stderr: GuestOutput,
+    /// The call's filesystem door: what its descriptors stand for, its write budgets.
+    pub(crate) files: FileDoor,
 }
 
 impl WasiView for HostState {
@@ -76,6 +80,11 @@ impl WasiHttpView for HostState {
 }
 
 impl HostState {
+    /// The filesystem door's view of this store.
+    pub(crate) fn files(&mut self) -> Files<'_> {
+        Files { wasi: &mut self.wasi, table: &mut self.table, door: &mut self.files }
+    }
+
     /// Charges one emission of `kind` of `bytes` (its JSON on the wire) to the call's budget;
     /// false if it must not go out. Past the output limit, the next epoch check (or the host
     /// import's caller) ends the call with the output-limit error; past a kind's cap, this one

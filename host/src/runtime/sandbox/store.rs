@@ -14,7 +14,9 @@ use super::error::{CallError, Interrupt};
 use super::scope::CallScope;
 use super::scope::GuestEvent;
 use super::state::{HostState, MemoryLimiter};
+use crate::runtime::effects::file_door::FileDoor;
 use crate::runtime::effects::network::{NetworkAccess, Reports};
+use crate::runtime::effects::record::GrantEffect;
 use crate::runtime::engine::bindings::types::LogLevel;
 use crate::runtime::grants::limits::Limits;
 use crate::runtime::grants::policy::Policy;
@@ -105,6 +107,17 @@ impl StoreBuilder<'_> {
                 message: format!("cannot open granted directory {}: {e}", grant.host_path.display()),
             })?;
         }
+        if let Some(log) = &scope.effects {
+            let grants = scope.grants.iter().map(|g| GrantEffect {
+                name: g.name.clone(),
+                path: g.guest_path.clone(),
+                host_path: g.host_path.display().to_string(),
+                writable: g.writable,
+            });
+            let network = policy.network.iter().flat_map(|n| n.allow.iter().map(ToString::to_string)).collect();
+            log.granted(grants.collect(), network);
+        }
+        let files = FileDoor::new(plugin.clone(), &scope.grants, limits.write_bytes, scope.effects.clone());
         Ok(HostState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
@@ -115,6 +128,7 @@ impl StoreBuilder<'_> {
                 denials: Arc::default(),
                 reports: Arc::new(network_reports(stderr, &scope)),
                 linked: scope.linked.clone(),
+                effects: scope.effects.clone(),
             },
             limiter: MemoryLimiter { limit: limits.memory_bytes, exceeded: false, peak: 0, grows: 0 },
             plugin: plugin.clone(),
@@ -122,6 +136,7 @@ impl StoreBuilder<'_> {
             deadline,
             budget: CallBudget::new(limits.output_bytes),
             stderr: stderr.clone(),
+            files,
         })
     }
 }

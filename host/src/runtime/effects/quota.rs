@@ -1,0 +1,242 @@
+//! Write budgets, enforced at the filesystem door: what one call may write (`max_write_mib`, on
+//! by default) and how far a writable directory's tree may grow (`max_mib`, `max_files`).
+//!
+//! How a tree is measured: the first call that writes into it while no other call of this
+//! process does walks it once (the apparent sizes of its files, hard links counted once, and its
+//! entries), and every call writing meanwhile adds what it grows the tree by (a write past a
+//! file's end, `set-size` longer, an entry made) and takes off what it frees (an entry removed, a
+//! file truncated) before the change is made. The directory itself is the shared state: a
+//! replica of a fleet, or the next burst of calls after the owner edited the tree by hand,
+//! measures again and sees every change, with no round trip per write. Calls running at once in
+//! different replicas can each add up to their own `max_write_mib` past the budget.
+//!
+//! A write past a budget fails in the guest with WASI's `quota` error (`EDQUOT`: the operator's
+//! quota, told apart from a disk that is really full, `insufficient-space`), before any byte of
+//! it is written: nothing already written is cut.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+
+use crate::runtime::grants::quota::{DirQuota, Quota};
+
+/// Why a write was refused; the guest sees WASI's `quota` error code.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct OverBudget(pub String);
+
+/// Directories deeper than this are not walked into (a tree is the operator's directory; this
+/// only bounds a hostile plugin's nesting).
+const MAX_DEPTH: usize = 256;
+
+/// The trees being written into, by canonical path; each lives while a call holds it.
+static TREES: LazyLock<Mutex<HashMap<Arc<Path>, Weak<Tree>>>> = LazyLock::new(Mutex::default);
+
+/// One tree's usage, shared by the calls of this process that write into it.
+#[derive(Debug, Default)]
+struct Tree {
+    state: Mutex<TreeState>,
+}
+
+#[derive(Debug, Default)]
+struct TreeState {
+    /// Calls holding the tree now; the first one measures it.
+    writers: usize,
+    bytes: u64,
+    entries: u64,
+}
+
+/// A call's hold on a tree, taken before its first change there and given back when it ends.
+#[derive(Debug)]
+pub struct Held {
+    tree: Arc<Tree>,
+    limits: DirQuota,
+}
+
+impl Held {
+    /// Takes `quota`'s tree for a call, measuring it if no call of this process holds it.
+    pub async fn take(quota: &Quota) -> Held {
+        let tree = {
+            let mut trees = TREES.lock().unwrap_or_else(PoisonError::into_inner);
+            trees.retain(|_, tree| tree.strong_count() > 0);
+            match trees.get(&quota.tree).and_then(Weak::upgrade) {
+                Some(tree) => tree,
+                None => {
+                    let tree = Arc::new(Tree::default());
+                    trees.insert(quota.tree.clone(), Arc::downgrade(&tree));
+                    tree
+                }
+            }
+        };
+        let first = tree.state().writers == 0;
+        if first {
+            let path = quota.tree.clone();
+            let measured = tokio::task::spawn_blocking(move || measure(&path)).await.unwrap_or_default();
+            let mut state = tree.state();
+            // Another call may have taken it while this one measured: its count stands.
+            if state.writers == 0 {
+                (state.bytes, state.entries) = measured;
+            }
+        }
+        tree.state().writers += 1;
+        Held { tree, limits: quota.limits }
+    }
+
+    /// Adds `bytes` and `entries` to the tree, or says which budget they would pass.
+    pub fn grow(&self, bytes: u64, entries: u64) -> Result<(), OverBudget> {
+        let mut state = self.tree.state();
+        let (new_bytes, new_entries) = (state.bytes.saturating_add(bytes), state.entries.saturating_add(entries));
+        if !crate::switched_off!("writes.tree-budget") {
+            if let Some(max) = self.limits.max_bytes
+                && bytes > 0
+                && new_bytes > max
+            {
+                return Err(OverBudget(format!(
+                    "the directory may hold at most {} MiB (max_mib): it holds {} bytes",
+                    max >> 20,
+                    state.bytes
+                )));
+            }
+            if let Some(max) = self.limits.max_files
+                && entries > 0
+                && new_entries > max
+            {
+                return Err(OverBudget(format!(
+                    "the directory may hold at most {max} entries (max_files): it holds {}",
+                    state.entries
+                )));
+            }
+        }
+        (state.bytes, state.entries) = (new_bytes, new_entries);
+        Ok(())
+    }
+
+    /// Takes `bytes` and `entries` off the tree (freed, or a growth that did not happen).
+    pub fn shrink(&self, bytes: u64, entries: u64) {
+        let mut state = self.tree.state();
+        state.bytes = state.bytes.saturating_sub(bytes);
+        state.entries = state.entries.saturating_sub(entries);
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut state = self.tree.state();
+        state.writers = state.writers.saturating_sub(1);
+    }
+}
+
+impl Tree {
+    fn state(&self) -> std::sync::MutexGuard<'_, TreeState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The bytes (apparent sizes, a file with several links once) and entries under `root`,
+/// symlinks counted but never followed; what cannot be read is left out.
+fn measure(root: &Path) -> (u64, u64) {
+    use cap_std::fs::MetadataExt;
+    let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else { return (0, 0) };
+    let (mut bytes, mut entries) = (0u64, 0u64);
+    let mut linked = std::collections::HashSet::new();
+    let mut pending = vec![(dir, 0usize)];
+    while let Some((dir, depth)) = pending.pop() {
+        let Ok(listing) = dir.entries() else { continue };
+        for entry in listing.flatten() {
+            entries += 1;
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if depth < MAX_DEPTH
+                    && let Ok(sub) = entry.open_dir()
+                {
+                    pending.push((sub, depth + 1));
+                }
+            } else if kind.is_file()
+                && let Ok(meta) = entry.metadata()
+                && (meta.nlink() <= 1 || linked.insert((meta.dev(), meta.ino())))
+            {
+                bytes = bytes.saturating_add(meta.len());
+            }
+        }
+    }
+    (bytes, entries)
+}
+
+/// What one call may still write (`max_write_mib`), shared by its descriptors and streams.
+#[derive(Debug)]
+pub struct CallWrites {
+    limit: u64,
+    written: AtomicU64,
+    /// The host log got its line about a refusal in this call.
+    logged: AtomicBool,
+}
+
+impl CallWrites {
+    /// A call that may write `limit` bytes.
+    pub fn new(limit: u64) -> CallWrites {
+        CallWrites { limit, written: AtomicU64::new(0), logged: AtomicBool::new(false) }
+    }
+
+    /// Counts `bytes` against the call's limit, or says it would pass it.
+    pub fn charge(&self, bytes: u64) -> Result<(), OverBudget> {
+        let before = self.written.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) > self.limit && !crate::switched_off!("writes.call-budget") {
+            self.written.fetch_sub(bytes, Ordering::Relaxed);
+            return Err(OverBudget(format!(
+                "a call may write at most {} MiB (max_write_mib): it wrote {before} bytes",
+                self.limit >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// Gives back `bytes` charged for a change that did not happen.
+    pub fn refund(&self, bytes: u64) {
+        let _ = self.written.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| Some(w.saturating_sub(bytes)));
+    }
+
+    /// Whether this is the call's first refusal (logged once per call; counted every time).
+    pub fn first_refusal(&self) -> bool {
+        !self.logged.swap(true, Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_writes_up_to_its_limit_and_not_a_byte_more() {
+        let writes = CallWrites::new(10);
+        assert!(writes.charge(6).is_ok());
+        assert!(writes.charge(5).is_err(), "6 + 5 > 10");
+        assert!(writes.charge(4).is_ok(), "a refused charge took nothing");
+        writes.refund(4);
+        assert!(writes.charge(4).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_tree_is_measured_once_while_held_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), vec![0u8; 1000]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b"), vec![0u8; 24]).unwrap();
+        std::fs::hard_link(dir.path().join("sub/b"), dir.path().join("c")).unwrap();
+        std::os::unix::fs::symlink("/", dir.path().join("up")).unwrap();
+        assert_eq!(measure(dir.path()), (1024, 5), "a, sub, sub/b, c (a link to b, counted once), up");
+        let limits = DirQuota { max_bytes: Some(2048), max_files: Some(6) };
+        let quota = Quota::over(dir.path(), limits).unwrap();
+        let held = Held::take(&quota).await;
+        assert!(held.grow(1024, 1).is_ok());
+        assert!(held.grow(1, 0).is_err(), "2048 bytes is the budget");
+        assert!(held.grow(0, 1).is_err(), "6 entries is the budget");
+        let second = Held::take(&quota).await;
+        assert!(second.grow(1, 0).is_err(), "a second call shares the first one's count");
+        held.shrink(1024, 1);
+        assert!(second.grow(1, 1).is_ok());
+    }
+}
