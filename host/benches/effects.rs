@@ -1,5 +1,5 @@
 //! What the filesystem door and the audit cost a call (`scripts/bench.sh effects [OLD]`), over
-//! stdio, one call in flight, each row's servers alternating which runs first, `BENCH_REPS`
+//! stdio, one call in flight (and 8, for the audit's group commit), rows rotating which runs first, `BENCH_REPS`
 //! (default 5) repetitions, medians with the min-max of the runs:
 //!
 //! - a call that does no I/O (`echo.echo`) and a file-heavy one (the bundled `filesystem`'s
@@ -7,6 +7,8 @@
 //!   (`BENCH_BASELINE`, a build from before the door): the door's cost;
 //! - the same calls with `--audit` (a line written and `fdatasync`ed before each response), and
 //!   with `[audit] fsync = "checkpoint"`: the audit's cost.
+//!
+//! `BENCH_ROWS` keeps the rows whose label contains it, with those they are compared with.
 
 #![expect(
     clippy::unwrap_used,
@@ -73,7 +75,7 @@ fn main() {
     .unwrap();
     let audit = |name: &str| vec!["--audit".to_owned(), work.path().join(name).display().to_string()];
     let hello = json!({ "text": "hello" });
-    let search = json!({ "path": files_arg, "pattern": "**/file4*.txt" });
+    let search = json!({ "path": "/roots/tree", "pattern": "**/file4*.txt" });
     let echo_with = |program: &Path, extra: Vec<String>| {
         let mut args = extra;
         args.push(echo.display().to_string());
@@ -84,33 +86,46 @@ fn main() {
         args.extend(["--root".to_owned(), files_arg.clone(), filesystem.display().to_string()]);
         serving(program, args, "filesystem.search_files", search.clone(), "/")
     };
-    // (row, reference row, server)
-    let mut rows: Vec<(String, Option<usize>, Server)> = vec![
-        ("echo (no I/O), this build".into(), None, echo_with(&this, vec![])),
-        ("echo, --audit (fsync every line)".into(), Some(0), echo_with(&this, audit("audit-echo.jsonl"))),
+    // (row, reference row, server, calls in flight)
+    let mut rows: Vec<(String, Option<usize>, Server, usize)> = vec![
+        ("echo (no I/O), this build".into(), None, echo_with(&this, vec![]), 1),
+        ("echo, --audit (fsync every line)".into(), Some(0), echo_with(&this, audit("audit-echo.jsonl")), 1),
         (
             "echo, --audit, fsync = \"checkpoint\"".into(),
             Some(0),
             echo_with(&this, vec!["--config".into(), checkpoint_config.display().to_string()]),
+            1,
         ),
-        ("search_files (2,000 files), this build".into(), None, search_with(&this, vec![])),
-        ("search_files, --audit".into(), Some(3), search_with(&this, audit("audit-search.jsonl"))),
+        ("search_files (2,000 files), this build".into(), None, search_with(&this, vec![]), 1),
+        ("search_files, --audit".into(), Some(3), search_with(&this, audit("audit-search.jsonl")), 1),
+        ("echo, 8 in flight".into(), None, echo_with(&this, vec![]), 8),
+        (
+            "echo, 8 in flight, --audit (lines synced together)".into(),
+            Some(5),
+            echo_with(&this, audit("audit-8.jsonl")),
+            8,
+        ),
     ];
     if let Some(old) = &baseline {
-        rows.push(("echo (no I/O), the build before".into(), Some(0), echo_with(old, vec![])));
-        rows.push(("search_files (2,000 files), the build before".into(), Some(3), search_with(old, vec![])));
+        rows.push(("echo (no I/O), the build before".into(), Some(0), echo_with(old, vec![]), 1));
+        rows.push(("search_files (2,000 files), the build before".into(), Some(3), search_with(old, vec![]), 1));
     }
+    // `BENCH_ROWS`: only the rows whose label contains it (and the rows they compare with).
+    let only = std::env::var("BENCH_ROWS").unwrap_or_default();
+    let keep: Vec<bool> = rows.iter().map(|(label, ..)| label.contains(only.as_str())).collect();
+    let keep: Vec<bool> =
+        (0..rows.len()).map(|i| keep[i] || rows.iter().enumerate().any(|(j, r)| keep[j] && r.1 == Some(i))).collect();
     let mut results: Vec<Vec<Stats>> = vec![Vec::new(); rows.len()];
     for rep in 0..reps {
         // Rotate the order, so that no row always runs on a machine another warmed.
         for k in 0..rows.len() {
             let i = (k + rep) % rows.len();
-            results[i].push(load::run_stdio(&rows[i].2, 1, seconds).0);
+            if keep[i] {
+                results[i].push(load::run_stdio(&rows[i].2, rows[i].3, seconds).0);
+            }
         }
     }
-    println!(
-        "{seconds} s per run, {reps} interleaved runs, 1 call in flight over stdio; latency and CPU in microseconds\n"
-    );
+    println!("{seconds} s per run, {reps} interleaved runs, over stdio; latency and CPU in microseconds\n");
     println!(
         "| row | calls/s: median (min-max) | p50 | CPU/call | vs | calls/s ratio | each median inside the other's min-max |"
     );
@@ -119,7 +134,7 @@ fn main() {
         let rates = runs.iter().map(|s| s.rate);
         (median(runs), rates.clone().fold(f64::INFINITY, f64::min), rates.fold(0.0, f64::max))
     };
-    for (i, (label, reference, _)) in rows.iter().enumerate() {
+    for (i, (label, reference, ..)) in rows.iter().enumerate().filter(|(i, _)| keep[*i]) {
         let (mid, min, max) = range(&results[i]);
         let (vs, ratio, inside) = match reference {
             Some(r) => {

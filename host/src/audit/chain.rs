@@ -6,9 +6,12 @@
 //! the first checkpoint after the rewrite. Only lines after the last checkpoint can be cut or
 //! rewritten undetected: that window is what `checkpoint_lines` and `checkpoint_seconds` bound.
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::registry::cosign::PublicKey;
@@ -47,6 +50,32 @@ pub(crate) fn rotated(path: &Path, n: u64) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".{n}"));
     PathBuf::from(name)
+}
+
+/// The tail read to find the chain's last line on start.
+const TAIL: u64 = 1 << 20;
+
+/// The `seq` and `prev` of the next line: after the last line of `path`, or of the last file
+/// rotated from it; the genesis for a new chain.
+pub(crate) fn last_link(path: &Path) -> Result<(u64, String)> {
+    let Some(last) = files(path).into_iter().rev().find(|f| f.metadata().is_ok_and(|m| m.len() > 0)) else {
+        return Ok((0, GENESIS.to_owned()));
+    };
+    let mut file = File::open(&last).with_context(|| format!("cannot read the audit {}", last.display()))?;
+    let len = file.metadata()?.len();
+    if !file.metadata()?.is_file() {
+        return Ok((0, GENESIS.to_owned()));
+    }
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    let line = tail.strip_suffix(b"\n").unwrap_or(&tail);
+    let line = line.rsplit(|b| *b == b'\n').next().unwrap_or_default();
+    let seq = serde_json::from_slice::<Value>(line)
+        .ok()
+        .and_then(|v| v.get("seq").and_then(Value::as_u64))
+        .ok_or_else(|| anyhow!("the last line of the audit {} is not an audit line: run `mcpbox audit verify` on it, then move it aside", last.display()))?;
+    Ok((seq + 1, hash(line)))
 }
 
 /// A chain that verified: what it holds and what no signature covers.

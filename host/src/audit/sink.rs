@@ -11,8 +11,8 @@
 //! lost; until then, under `on_failure = "closed"`, calls are refused before they run.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,15 +22,18 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-use super::chain::{self, GENESIS};
+use super::chain;
 use super::otlp::OtlpAudit;
 use super::settings::{AuditSettings, Fsync, OnFailure};
 
 /// How often the thread wakes without lines: time-based checkpoints, recovery.
 const TICK: Duration = Duration::from_secs(1);
 
-/// The tail read to find the chain's last line on start.
-const TAIL: u64 = 1 << 20;
+/// Lines written together and synced once, at most.
+const MAX_BATCH: usize = 256;
+
+/// A line to write, and where its call waits for the answer.
+type Waiting = (Map<String, Value>, oneshot::Sender<Result<(), String>>);
 
 enum Job {
     Line(Map<String, Value>, oneshot::Sender<Result<(), String>>),
@@ -127,7 +130,7 @@ struct Writer {
 
 impl Writer {
     fn new(path: PathBuf, settings: AuditSettings, replica: String) -> Result<Writer> {
-        let (seq, prev) = last_link(&path)?;
+        let (seq, prev) = chain::last_link(&path)?;
         let mut writer = Writer {
             path,
             settings,
@@ -153,28 +156,28 @@ impl Writer {
         loop {
             match jobs.recv_timeout(TICK) {
                 Ok(Job::Line(record, done)) => {
-                    if !healthy.load(Ordering::Relaxed) {
-                        self.recover(healthy, refused);
+                    // Group commit: the lines already waiting are written with this one and
+                    // synced once, each call answered after the sync that covers its line.
+                    let mut batch = vec![(record, done)];
+                    let mut stop = None;
+                    while batch.len() < MAX_BATCH {
+                        match jobs.try_recv() {
+                            Ok(Job::Line(record, done)) => batch.push((record, done)),
+                            Ok(Job::Stop(done)) => {
+                                stop = Some(done);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
                     }
-                    let result = if healthy.load(Ordering::Relaxed) {
-                        self.append(record)
-                    } else {
-                        Err(anyhow!("the audit is unavailable"))
-                    };
-                    if let Err(error) = &result {
-                        self.fail(healthy);
-                        tracing::debug!("audit line not written: {error:#}");
+                    self.commit(batch, healthy, refused);
+                    if let Some(done) = stop {
+                        self.stop(done);
+                        return;
                     }
-                    let _ = done.send(result.map_err(|e| format!("{e:#}")));
                 }
                 Ok(Job::Stop(done)) => {
-                    if self.settings.key.is_some() && self.since_checkpoint > 0 {
-                        let _ = self.checkpoint();
-                    }
-                    if let Some(otlp) = &self.otlp {
-                        otlp.shutdown();
-                    }
-                    let _ = done.send(());
+                    self.stop(done);
                     return;
                 }
                 Err(RecvTimeoutError::Timeout) => {
@@ -193,6 +196,62 @@ impl Writer {
         }
     }
 
+    /// Writes `batch` and syncs it once (under `fsync = "line"`), then answers each call.
+    fn commit(&mut self, batch: Vec<Waiting>, healthy: &AtomicBool, refused: &AtomicU64) {
+        if !healthy.load(Ordering::Relaxed) {
+            self.recover(healthy, refused);
+        }
+        let mut answers = Vec::with_capacity(batch.len());
+        for (record, done) in batch {
+            let result = if healthy.load(Ordering::Relaxed) {
+                self.append(record)
+            } else {
+                Err(anyhow!("the audit is unavailable"))
+            };
+            if let Err(error) = &result {
+                self.fail(healthy);
+                tracing::debug!("audit line not written: {error:#}");
+            }
+            answers.push((done, result.map_err(|e| format!("{e:#}"))));
+        }
+        let written = answers.iter().filter(|(_, result)| result.is_ok()).count();
+        if written > 0
+            && self.settings.fsync == Fsync::Line
+            && let Err(error) = self.sync()
+        {
+            // Written but not known to be on the disk: not acknowledged.
+            self.lost += written as u64 - 1;
+            self.fail(healthy);
+            for (_, result) in &mut answers {
+                if result.is_ok() {
+                    *result = Err(format!("{error:#}"));
+                }
+            }
+        }
+        for (done, result) in answers {
+            let _ = done.send(result);
+        }
+    }
+
+    /// The file's data on the disk itself.
+    fn sync(&self) -> Result<()> {
+        match &self.file {
+            Some(file) => file.sync_data().with_context(|| format!("cannot sync {}", self.path.display())),
+            None => Err(anyhow!("the audit file is not open")),
+        }
+    }
+
+    /// A last checkpoint (with a key), the OTLP batch sent, and the caller told.
+    fn stop(&mut self, done: oneshot::Sender<()>) {
+        if self.settings.key.is_some() && self.since_checkpoint > 0 {
+            let _ = self.checkpoint();
+        }
+        if let Some(otlp) = &self.otlp {
+            otlp.shutdown();
+        }
+        let _ = done.send(());
+    }
+
     fn fail(&mut self, healthy: &AtomicBool) {
         if healthy.swap(false, Ordering::Relaxed) {
             self.outage_since = Some(now());
@@ -209,7 +268,9 @@ impl Writer {
         // Lines of calls that ran but could not be written, and calls refused meanwhile.
         let (lost, refused_calls) = (self.lost, refused.load(Ordering::Relaxed));
         let outage = json!({"kind": "outage", "since": self.outage_since, "lost": lost, "refused": refused_calls});
-        if self.append(outage.as_object().cloned().unwrap_or_default()).is_ok() {
+        if self.append(outage.as_object().cloned().unwrap_or_default()).is_ok()
+            && (self.settings.fsync == Fsync::Checkpoint || self.sync().is_ok())
+        {
             refused.fetch_sub(refused_calls, Ordering::Relaxed);
             tracing::warn!(lost, refused = refused_calls, "the audit can be written again");
             self.lost = 0;
@@ -270,11 +331,7 @@ impl Writer {
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line);
         bytes.push(b'\n');
-        let written = file.write_all(&bytes).and_then(|()| match self.settings.fsync {
-            Fsync::Line => file.sync_data(),
-            Fsync::Checkpoint => Ok(()),
-        });
-        if let Err(error) = written {
+        if let Err(error) = file.write_all(&bytes) {
             // A line cut by a full disk would read as an altered one: cut back to the last
             // whole line (the file only grows by whole lines).
             let _ = file.set_len(self.size);
@@ -325,29 +382,6 @@ impl Writer {
         std::fs::rename(&self.path, &next).with_context(|| format!("cannot rotate {}", self.path.display()))?;
         self.reopen()
     }
-}
-
-/// The `seq` and `prev` of the next line: after the last line of `path`, or of the last file
-/// rotated from it; the genesis for a new chain.
-fn last_link(path: &Path) -> Result<(u64, String)> {
-    let Some(last) = chain::files(path).into_iter().rev().find(|f| f.metadata().is_ok_and(|m| m.len() > 0)) else {
-        return Ok((0, GENESIS.to_owned()));
-    };
-    let mut file = File::open(&last).with_context(|| format!("cannot read the audit {}", last.display()))?;
-    let len = file.metadata()?.len();
-    if !file.metadata()?.is_file() {
-        return Ok((0, GENESIS.to_owned()));
-    }
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL)))?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail)?;
-    let line = tail.strip_suffix(b"\n").unwrap_or(&tail);
-    let line = line.rsplit(|b| *b == b'\n').next().unwrap_or_default();
-    let seq = serde_json::from_slice::<Value>(line)
-        .ok()
-        .and_then(|v| v.get("seq").and_then(Value::as_u64))
-        .ok_or_else(|| anyhow!("the last line of the audit {} is not an audit line: run `mcpbox audit verify` on it, then move it aside", last.display()))?;
-    Ok((seq + 1, chain::hash(line)))
 }
 
 /// The time now, RFC 3339 in UTC with milliseconds.

@@ -92,7 +92,7 @@ impl Session {
         };
         if !capabilities.as_ref().is_some_and(asks_forms) {
             let why = "the client cannot ask its user (it declares no form elicitation)";
-            let _ = noted::<()>(Err(why.to_owned()));
+            let _ = noted::<()>(context, Err(why.to_owned()));
             return Ok(Gate::Refused(refused(name, why)));
         }
         let version = context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default();
@@ -104,7 +104,7 @@ impl Session {
         };
         if !era.is_modern() {
             let answer = self.ask_peer(context, params).await;
-            return Ok(match noted(answer.and_then(|answer| choice(&answer, has_session))) {
+            return Ok(match noted(context, answer.and_then(|answer| choice(&answer, has_session))) {
                 Ok(choice) => {
                     remember(choice);
                     Gate::Open(None)
@@ -127,7 +127,7 @@ impl Session {
             }
             Some(Approval::Asked { id }) if !approvals.used(&id) => {
                 if let Some(answer) = round.new_answer(QUESTION_KEY) {
-                    return Ok(match noted(choice(answer, has_session)) {
+                    return Ok(match noted(context, choice(answer, has_session)) {
                         Ok(choice) => {
                             remember(choice);
                             round.approval = Some(Approval::Granted { id: id.clone() });
@@ -146,7 +146,7 @@ impl Session {
         let mut questions =
             InputRequiredResult::from_input_requests(InputRequests::from([(QUESTION_KEY.to_owned(), request)]));
         questions.request_state = Some(self.state.state_keys.seal(round, &InputResponses::new(), None)?);
-        let _ = noted::<()>(Err("pending: returned to the client".to_owned()));
+        let _ = noted::<()>(context, Err("pending: returned to the client".to_owned()));
         Ok(Gate::Ask(questions))
     }
 
@@ -294,8 +294,8 @@ fn refused(tool: &str, why: &str) -> CallToolResult {
 }
 
 /// Records the person's answer in the call's audit line, if the audit keeps one.
-fn noted<T: std::fmt::Debug>(answer: Result<T, String>) -> Result<T, String> {
-    if let Some(log) = super::audited::effects() {
+fn noted<T: std::fmt::Debug>(context: &RequestContext<RoleServer>, answer: Result<T, String>) -> Result<T, String> {
+    if let Some(log) = super::audited::effects(context) {
         let outcome = match &answer {
             Ok(choice) => format!("allowed: {choice:?}").to_lowercase(),
             Err(why) if why.starts_with("pending") => why.clone(),

@@ -10,7 +10,6 @@
 //! request's headers are never read here; the HTTP record has no query), the requestState key,
 //! and, unless `[audit] arguments = "full"`, any argument value (their SHA-256 only).
 
-use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
@@ -29,26 +28,16 @@ pub(crate) struct AuditCall {
     pub(crate) log: Arc<EffectLog>,
 }
 
-tokio::task_local! {
-    static CALL: Arc<AuditCall>;
+/// The audit of the request `context` serves, if the audit keeps one: carried in the request's
+/// extensions (put there by the handler before the request's work is made), so that no wrapper
+/// future is needed (a request's future is large, and each layer moves it).
+pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<AuditCall>> {
+    context.extensions.get::<Arc<AuditCall>>().cloned()
 }
 
-/// The effect log of the request this task serves, if the audit keeps one.
-pub(crate) fn effects() -> Option<Arc<EffectLog>> {
-    CALL.try_with(|call| call.log.clone()).ok()
-}
-
-/// The audit of the request this task serves (for a call that goes on as a task).
-pub(crate) fn current() -> Option<Arc<AuditCall>> {
-    CALL.try_with(Arc::clone).ok()
-}
-
-/// Runs `work` under `call` (none: `work` as is).
-pub(crate) async fn scope<F: Future>(call: Option<Arc<AuditCall>>, work: F) -> F::Output {
-    match call {
-        Some(call) => CALL.scope(call, work).await,
-        None => work.await,
-    }
+/// The effect log of the request `context` serves, if the audit keeps one.
+pub(crate) fn effects(context: &RequestContext<RoleServer>) -> Option<Arc<EffectLog>> {
+    context.extensions.get::<Arc<AuditCall>>().map(|call| call.log.clone())
 }
 
 impl AuditCall {
@@ -124,6 +113,50 @@ impl Session {
             .get("io.modelcontextprotocol/clientInfo")
             .map(|info| json!({"name": info.get("name"), "version": info.get("version")}))
             .unwrap_or(Value::Null)
+    }
+}
+
+impl Session {
+    /// The audit of `subject`'s request, when the audit is kept and the request has none yet:
+    /// its line's head made now, before the request's work.
+    pub(crate) fn audit_call(
+        &self,
+        subject: &Subject<'_>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Arc<AuditCall>> {
+        let sink = self.state.audit.as_ref()?;
+        if of(context).is_some() {
+            return None;
+        }
+        let head = self.audit_head(sink, subject, context);
+        Some(Arc::new(AuditCall { sink: sink.clone(), head, log: Arc::new(EffectLog::default()) }))
+    }
+
+    /// For a request that runs plugins outside a call (a resource listing, a completion): the
+    /// request's context with an audit in it, and the audit, whose line [`Session::if_effects`]
+    /// writes only if the plugins did something beyond their sandbox (every effect accounted
+    /// for, without a line per listing).
+    pub(crate) fn audit_quietly(
+        &self,
+        method: &'static str,
+        target: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(RequestContext<RoleServer>, Arc<AuditCall>, std::time::Instant)> {
+        let call = self.audit_call(&Subject { method, target, plugin: None, arguments: None }, context)?;
+        let mut context = context.clone();
+        context.extensions.insert(call.clone());
+        Some((context, call, std::time::Instant::now()))
+    }
+}
+
+impl AuditCall {
+    /// Writes the line of a listing or completion if its plugins had effects. Such requests
+    /// are not refused when the audit is down: the writer logs and counts the line it lost.
+    pub(crate) async fn if_effects(&self, started: std::time::Instant) {
+        if !self.log.is_empty() {
+            let line = finish(self.head.clone(), &self.log, "ok", None, started.elapsed().as_secs_f64() * 1000.0);
+            let _ = self.sink.write(line).await;
+        }
     }
 }
 

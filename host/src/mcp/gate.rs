@@ -54,7 +54,12 @@ impl Session {
         if kind == Kind::Resource && access.filters() && catalog.resource_owner(name).is_none() {
             // Who owns a URI may be known only from a listing: as the read itself would, list.
             let catalog = catalog.clone();
-            let _ = self.with_scope(context, None, |scope| async move { catalog.list_resources(&scope).await }).await;
+            let audited = self.audit_quietly("resources/list", "", context);
+            let scoped = audited.as_ref().map_or(context, |(context, _, _)| context);
+            let _ = self.with_scope(scoped, None, |scope| async move { catalog.list_resources(&scope).await }).await;
+            if let Some((_, call, started)) = &audited {
+                call.if_effects(*started).await;
+            }
         }
         let item = access::item(catalog, kind, name);
         match access.verdict(&principal, item) {

@@ -22,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::approval::Gate;
+use super::audited::Subject;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
@@ -70,14 +71,21 @@ impl ServerHandler for Session {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Tool, &name);
-        let arguments =
-            self.state.audit.is_some().then(|| Value::Object(request.arguments.clone().unwrap_or_default()));
+        let audit = self.state.audit.as_ref().and_then(|_| {
+            let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+            let subject =
+                Subject { method: "tools/call", target: &name, plugin: plugin.as_deref(), arguments: Some(&arguments) };
+            self.audit_call(&subject, &context)
+        });
+        if let Some(audit) = &audit {
+            context.extensions.insert(audit.clone());
+        }
         let work = self.run_tool(request, context.clone());
-        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), arguments.as_ref(), &context, work).await
+        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), audit, &context, work).await
     }
 
     /// `tasks/get` (extensions/tasks §Task Polling); rmcp checks the request declared the
@@ -127,12 +135,17 @@ impl ServerHandler for Session {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.clone();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Resource, &uri);
+        let subject = Subject { method: "resources/read", target: &uri, plugin: plugin.as_deref(), arguments: None };
+        let audit = self.audit_call(&subject, &context);
+        if let Some(audit) = &audit {
+            context.extensions.insert(audit.clone());
+        }
         let work = self.run_read(request, context.clone());
-        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), None, &context, work).await
+        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), audit, &context, work).await
     }
 
     async fn list_prompts(
@@ -146,14 +159,25 @@ impl ServerHandler for Session {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let name = request.name.clone();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Prompt, &name);
-        let arguments =
-            self.state.audit.is_some().then(|| serde_json::to_value(&request.arguments).unwrap_or_default());
+        let audit = self.state.audit.as_ref().and_then(|_| {
+            let arguments = serde_json::to_value(&request.arguments).unwrap_or_default();
+            let subject = Subject {
+                method: "prompts/get",
+                target: &name,
+                plugin: plugin.as_deref(),
+                arguments: Some(&arguments),
+            };
+            self.audit_call(&subject, &context)
+        });
+        if let Some(audit) = &audit {
+            context.extensions.insert(audit.clone());
+        }
         let work = self.run_prompt(request, context.clone());
-        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), arguments.as_ref(), &context, work).await
+        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), audit, &context, work).await
     }
 
     async fn complete(
@@ -170,12 +194,18 @@ impl ServerHandler for Session {
         let context_arguments = request.context.and_then(|c| c.arguments).map(|a| a.into_iter().collect());
         let argument = (request.argument.name, request.argument.value);
         let catalog = self.state.catalog();
+        let audited = self.audit_quietly("completion/complete", name, &context);
+        let scoped = audited.as_ref().map_or(&context, |(context, _, _)| context);
         let completed = self
-            .with_scope(&context, None, |scope| {
+            .with_scope(scoped, None, |scope| {
                 catalog.complete(target, argument, context_arguments.unwrap_or_default(), scope)
             })
-            .await?
-            .map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
+            .await;
+        if let Some((_, call, started)) = &audited {
+            call.if_effects(*started).await;
+        }
+        let completed =
+            completed?.map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
         convert::completion_result(&completed.map_err(request_error)?)
     }
 

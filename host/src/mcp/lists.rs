@@ -99,10 +99,13 @@ impl Session {
         // The plugins the filter names by index are those of the catalog that listed.
         let catalog = self.state.catalog();
         let listing = catalog.clone();
-        let listed = self
-            .with_scope(context, None, |scope| async move { listing.list_resources(&scope).await })
-            .await?
-            .map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
+        let audited = self.audit_quietly("resources/list", "", context);
+        let scoped = audited.as_ref().map_or(context, |(context, _, _)| context);
+        let listed = self.with_scope(scoped, None, |scope| async move { listing.list_resources(&scope).await }).await;
+        if let Some((_, call, started)) = &audited {
+            call.if_effects(*started).await;
+        }
+        let listed = listed?.map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all: Vec<_> = listed.map_err(request_error)?;
         if let Some((principal, access)) = self.list_filter(context) {
             all.retain(|(index, resource)| {

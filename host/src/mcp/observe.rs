@@ -18,12 +18,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::audited::{self, AuditCall, Subject};
+use super::audited::{self, AuditCall};
 use super::session::Session;
 use crate::access::Kind;
 use crate::audit::OnFailure;
 use crate::runtime::Catalog;
-use crate::runtime::effects::record::EffectLog;
 use crate::telemetry::{outcome, trace};
 
 /// What a request names: its tool, prompt or resource, under the conventions' attribute.
@@ -83,26 +82,19 @@ impl Session {
         method: &'static str,
         target: Target<'_>,
         plugin: Option<&str>,
-        arguments: Option<&serde_json::Value>,
+        audit: Option<Arc<AuditCall>>,
         context: &RequestContext<RoleServer>,
         work: impl Future<Output = Result<T, McpError>>,
     ) -> Result<T, McpError> {
         let (Target::Tool(name) | Target::Prompt(name) | Target::Resource(name)) = target;
-        // The audit: its line's head before the call (refused here if it cannot be written
-        // and calls must stop), its effects recorded during it, the line written after.
-        let audit = self.state.audit.as_ref();
-        if let Some(sink) = audit
-            && !sink.admits()
+        // The audit (its line's head made before the work, its effects recorded during it):
+        // refused here if it cannot be written and calls must stop; the line written after.
+        if let Some(call) = &audit
+            && !call.sink.admits()
             && !crate::switched_off!("audit.fails-closed")
         {
             return Err(audited::unavailable(false));
         }
-        let audit = audit.map(|sink| {
-            let subject = Subject { method, target: name, plugin, arguments };
-            let head = self.audit_head(sink, &subject, context);
-            Arc::new(AuditCall { sink: sink.clone(), head, log: Arc::new(EffectLog::default()) })
-        });
-        let work = audited::scope(audit.clone(), work);
         // A root of its own unless the client's traceparent names one: never a child of
         // the connection's long-lived span. Its fields are computed only when some layer wants
         // the span (JSON logs, traces), not for every request.

@@ -98,7 +98,7 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
-            effects: super::audited::effects(),
+            effects: super::audited::effects(context),
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());

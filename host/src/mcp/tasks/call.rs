@@ -113,11 +113,11 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
-            effects: crate::mcp::audited::effects(),
+            effects: crate::mcp::audited::effects(&context),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();
-        let audit = crate::mcp::audited::current();
+        let audit = crate::mcp::audited::of(&context);
         let run = run(self.state.catalog(), name.clone(), arguments, scope, shared.clone(), dialect, finished_send);
         tokio::spawn(async move {
             let started = std::time::Instant::now();

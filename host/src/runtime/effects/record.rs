@@ -263,6 +263,15 @@ impl EffectLog {
         (grants, network, self.effects())
     }
 
+    /// Whether nothing was recorded: no file, request or question.
+    pub fn is_empty(&self) -> bool {
+        let entries = self.entries();
+        entries.files.is_empty()
+            && entries.http.is_empty()
+            && entries.questions.is_empty()
+            && entries.omitted == Omitted::default()
+    }
+
     /// Everything so far, as the record writes it.
     pub fn effects(&self) -> Effects {
         let entries = self.entries();
