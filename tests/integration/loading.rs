@@ -106,7 +106,7 @@ fn check_prints_a_table_and_fails_on_any_problem() {
     assert!(good.status.success(), "{table}{}", String::from_utf8_lossy(&good.stderr));
     assert!(table.starts_with("plugin"), "{table}");
     let fs_row = table.lines().find(|l| l.starts_with("fs ")).unwrap_or_else(|| panic!("{table}"));
-    assert!(fs_row.contains(" 5 ") && fs_row.contains("yes, 1 template ") && fs_row.contains("(ro)"), "{fs_row}");
+    assert!(fs_row.contains(" 7 ") && fs_row.contains("yes, 1 template ") && fs_row.contains("(ro)"), "{fs_row}");
 
     std::fs::write(dir.path().join("broken.wasm"), b"nope").unwrap();
     let bad = run(&[dir.path().as_os_str()]);
@@ -176,7 +176,10 @@ fn the_config_selects_and_excludes_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["chaos.echo", "chaos.granted", "fs.list_dir", "fs.read_file", "fs.search", "fs.stat"]);
+    assert_eq!(
+        names,
+        ["chaos.echo", "chaos.granted", "fs.fill", "fs.grow", "fs.list_dir", "fs.read_file", "fs.search", "fs.stat"]
+    );
     let excluded =
         server.call("tools/call", json!({ "name": "fs.write_file", "arguments": { "path": "x", "content": "y" } }));
     assert_eq!(excluded["error"]["code"], -32602, "an excluded tool cannot be called: {excluded}");

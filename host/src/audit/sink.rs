@@ -272,10 +272,11 @@ impl Writer {
             && (self.settings.fsync == Fsync::Checkpoint || self.sync().is_ok())
         {
             refused.fetch_sub(refused_calls, Ordering::Relaxed);
-            tracing::warn!(lost, refused = refused_calls, "the audit can be written again");
             self.lost = 0;
             self.outage_since = None;
             healthy.store(true, Ordering::Relaxed);
+            // After the flag: whoever reads this line finds calls admitted.
+            tracing::warn!(lost, refused = refused_calls, "the audit can be written again");
         } else {
             self.file = None;
         }

@@ -1,14 +1,14 @@
 //! Write budgets, enforced at the filesystem door: what one call may write (`max_write_mib`, on
 //! by default) and how far a writable directory's tree may grow (`max_mib`, `max_files`).
 //!
-//! How a tree is measured: the first call that writes into it while no other call of this
-//! process does walks it once (the apparent sizes of its files, hard links counted once, and its
-//! entries), and every call writing meanwhile adds what it grows the tree by (a write past a
-//! file's end, `set-size` longer, an entry made) and takes off what it frees (an entry removed, a
-//! file truncated) before the change is made. The directory itself is the shared state: a
-//! replica of a fleet, or the next burst of calls after the owner edited the tree by hand,
-//! measures again and sees every change, with no round trip per write. Calls running at once in
-//! different replicas can each add up to their own `max_write_mib` past the budget.
+//! How a tree is measured: a call that writes into it while no other call of this process does,
+//! and finds the last measure older than 10 s, walks it (the apparent sizes of its files, hard
+//! links counted once, and its entries); every call adds what it grows the tree by (a write past
+//! a file's end, `set-size` longer, an entry made) and takes off what it frees (an entry
+//! removed, a file truncated) before the change is made. The directory itself is the shared
+//! state: a replica of a fleet, or a call after the owner edited the tree by hand, measures
+//! again within 10 s and sees every change, with no round trip per write. Calls running at once
+//! in different replicas can each add up to their own `max_write_mib` past the budget.
 //!
 //! A write past a budget fails in the guest with WASI's `quota` error (`EDQUOT`: the operator's
 //! quota, told apart from a disk that is really full, `insufficient-space`), before any byte of
@@ -17,7 +17,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -33,8 +34,15 @@ pub struct OverBudget(pub String);
 /// only bounds a hostile plugin's nesting).
 const MAX_DEPTH: usize = 256;
 
-/// The trees being written into, by canonical path; each lives while a call holds it.
-static TREES: LazyLock<Mutex<HashMap<Arc<Path>, Weak<Tree>>>> = LazyLock::new(Mutex::default);
+/// A tree's measure stands this long: the first call that changes it after that, while no
+/// other call of this process holds it, walks it again (10,100 entries: ~21 ms of that call).
+const REMEASURE: Duration = Duration::from_secs(10);
+
+/// A tree nobody wrote into for this long is forgotten (measured again when next written).
+const FORGET: Duration = Duration::from_secs(600);
+
+/// The trees written into, by canonical path.
+static TREES: LazyLock<Mutex<HashMap<Arc<Path>, Arc<Tree>>>> = LazyLock::new(Mutex::default);
 
 /// One tree's usage, shared by the calls of this process that write into it.
 #[derive(Debug, Default)]
@@ -44,10 +52,13 @@ struct Tree {
 
 #[derive(Debug, Default)]
 struct TreeState {
-    /// Calls holding the tree now; the first one measures it.
+    /// Calls holding the tree now; the first one measures it if the measure is stale.
     writers: usize,
     bytes: u64,
     entries: u64,
+    /// When it was last walked, and last held.
+    measured: Option<Instant>,
+    used: Option<Instant>,
 }
 
 /// A call's hold on a tree, taken before its first change there and given back when it ends.
@@ -58,31 +69,35 @@ pub struct Held {
 }
 
 impl Held {
-    /// Takes `quota`'s tree for a call, measuring it if no call of this process holds it.
+    /// Takes `quota`'s tree for a call, measuring it if no call of this process holds it and
+    /// its measure is older than [`REMEASURE`].
     pub async fn take(quota: &Quota) -> Held {
         let tree = {
             let mut trees = TREES.lock().unwrap_or_else(PoisonError::into_inner);
-            trees.retain(|_, tree| tree.strong_count() > 0);
-            match trees.get(&quota.tree).and_then(Weak::upgrade) {
-                Some(tree) => tree,
-                None => {
-                    let tree = Arc::new(Tree::default());
-                    trees.insert(quota.tree.clone(), Arc::downgrade(&tree));
-                    tree
-                }
-            }
+            trees.retain(|_, tree| {
+                let state = tree.state();
+                state.writers > 0 || state.used.is_some_and(|used| used.elapsed() < FORGET)
+            });
+            trees.entry(quota.tree.clone()).or_default().clone()
         };
-        let first = tree.state().writers == 0;
-        if first {
+        let stale = {
+            let state = tree.state();
+            state.writers == 0 && state.measured.is_none_or(|at| at.elapsed() >= REMEASURE)
+        };
+        if stale {
             let path = quota.tree.clone();
             let measured = tokio::task::spawn_blocking(move || measure(&path)).await.unwrap_or_default();
             let mut state = tree.state();
             // Another call may have taken it while this one measured: its count stands.
             if state.writers == 0 {
                 (state.bytes, state.entries) = measured;
+                state.measured = Some(Instant::now());
             }
         }
-        tree.state().writers += 1;
+        let mut state = tree.state();
+        state.writers += 1;
+        state.used = Some(Instant::now());
+        drop(state);
         Held { tree, limits: quota.limits }
     }
 
