@@ -182,6 +182,9 @@ impl Settings {
         {
             http.session_prefix = Some(replica.clone());
         }
+        if let Some(audit) = &audit {
+            problems.take(audit::outside_writable(audit, &roots, &plugin_configs));
+        }
         problems.finish()?;
         let copy_on_write_mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();
         let (engine, copy_on_write_reason) =

@@ -209,3 +209,17 @@ fn bad_transport_settings_name_the_flag_or_the_line() {
     let slow = ServeArgs { http, http_path: "/mcp".into(), heartbeat_ms: Some(7_200_000), ..Default::default() };
     assert!(error_of(&slow).starts_with("--heartbeat-ms must be"), "{}", error_of(&slow));
 }
+
+#[test]
+fn an_audit_file_where_plugins_may_write_is_refused() {
+    let (dir, _, args) = config_file("");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let text = format!("[[roots]]\npath = {data:?}\nwritable = true\n[audit]\npath = {:?}\n", data.join("audit.jsonl"));
+    std::fs::write(args.config.as_ref().unwrap(), text).unwrap();
+    let error = error_of(&args);
+    assert!(error.contains("inside") && error.contains("[[roots]] lets plugins write"), "{error}");
+    let beside = format!("[[roots]]\npath = {data:?}\nwritable = true\n[audit]\npath = \"audit.jsonl\"\n");
+    std::fs::write(args.config.as_ref().unwrap(), beside).unwrap();
+    assert!(Settings::from_args(&args).unwrap().audit.is_some());
+}

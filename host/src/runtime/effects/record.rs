@@ -186,17 +186,19 @@ impl EffectLog {
 
     /// Records what the call did at `path` (the entry made on first touch).
     pub fn file(&self, path: &str, change: impl FnOnce(&mut FileEffect)) {
+        // Keyed by the cut path too: a guest's megabyte-long paths are not kept whole.
+        let path = cut(path);
         let mut entries = self.entries();
         let entries = &mut *entries;
-        let at = match entries.by_path.get(path) {
+        let at = match entries.by_path.get(&path) {
             Some(&at) => at,
             None if entries.files.len() >= MAX_ENTRIES => {
                 entries.omitted.files += 1;
                 return;
             }
             None => {
-                entries.files.push(FileEffect { path: cut(path), ..FileEffect::default() });
-                entries.by_path.insert(path.to_owned(), entries.files.len() - 1);
+                entries.files.push(FileEffect { path: path.clone(), ..FileEffect::default() });
+                entries.by_path.insert(path, entries.files.len() - 1);
                 entries.files.len() - 1
             }
         };
