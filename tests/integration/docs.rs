@@ -77,6 +77,12 @@ fn the_audit_page_runs_as_written() {
     run_document("docs/audit.md");
 }
 
+/// Apart, so that it runs beside the others.
+#[test]
+fn the_skills_page_runs_as_written() {
+    run_document("docs/skills.md");
+}
+
 /// Apart too: it builds a server from npm and serves it.
 #[test]
 fn the_existing_servers_page_runs_as_written() {
@@ -87,6 +93,7 @@ fn the_existing_servers_page_runs_as_written() {
 fn the_other_pages_run_as_written() {
     for document in documents() {
         let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md", "docs/audit.md"];
+        let apart = [apart.as_slice(), &["docs/skills.md"]].concat();
         if !GUIDES.contains(&document.as_str()) && !apart.contains(&document.as_str()) {
             run_document(&document);
         }

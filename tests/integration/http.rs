@@ -439,8 +439,10 @@ fn conformance_setup(version: &str) -> (String, String, Server, String, (ConfigF
     }
     std::fs::copy(fixture("conformance"), source.join("conformance.wasm")).unwrap();
     std::fs::copy(fixture("hello"), spare.join("hello.wasm")).unwrap();
+    // The skills scenarios (extensions/skills) read the fixture skills.
+    let skills = repo_root().join("tests/fixtures/skills");
     let config = ConfigFile::new(&format!(
-        "plugins = [{source:?}, {extra:?}]\n\n[plugin.conformance]\nprefix = \"\"\n\n\
+        "plugins = [{source:?}, {extra:?}]\n\n[[skills]]\npath = {skills:?}\n\n[plugin.conformance]\nprefix = \"\"\n\n\
          [[plugin.conformance.dirs]]\npath = {spare:?}\nname = \"spare\"\n\n\
          [[plugin.conformance.dirs]]\npath = {extra:?}\nname = \"extra\"\nwritable = true\n\n\
          {TASK_TOOLS}"
@@ -467,7 +469,7 @@ fn the_official_conformance_suite_passes() {
 #[test]
 fn the_2026_conformance_requirements_all_pass() {
     let (node, suite, _server, url, _dir) = conformance_setup("0.2.0-alpha.12");
-    let output = std::process::Command::new(node)
+    let output = std::process::Command::new(&node)
         .args([suite.as_str(), "server", "--url", &url, "--requirements", "2026-07-28"])
         .output()
         .unwrap();
@@ -490,6 +492,23 @@ fn the_2026_conformance_requirements_all_pass() {
         "tasks-mrtr-composition",
     ] {
         assert!(stdout.contains(&format!("✓ {scenario}: ")), "{scenario} did not run and pass:\n{stdout}");
+    }
+    // The skills extension's server scenarios, each run on its own (extensions are not part of
+    // a revision's requirements): every check passes, none skipped, no warning.
+    for scenario in ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"] {
+        let output = std::process::Command::new(&node)
+            .args([suite.as_str(), "server", "--url", &url, "--scenario", scenario])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let passed =
+            stdout.lines().find(|l| l.starts_with("Passed: ")).unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+        let (count, total) = passed["Passed: ".len()..].split_once(',').unwrap().0.split_once('/').unwrap();
+        assert!(
+            output.status.success() && count == total && passed.ends_with(" 0 failed, 0 warnings"),
+            "{scenario}: {passed}\n{stdout}"
+        );
+        assert!(!stdout.contains("SKIPPED"), "{scenario} skipped checks:\n{stdout}");
     }
 }
 

@@ -53,6 +53,7 @@ mod roots;
 mod rounds;
 mod sandbox;
 mod sdk_transports;
+mod skills;
 mod tasks;
 mod tls;
 mod vault;

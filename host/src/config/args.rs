@@ -54,6 +54,10 @@ pub struct ServeArgs {
     /// What one call may write into granted directories, in MiB, at most 1048576 [default: 64].
     #[arg(long, value_name = "MIB")]
     pub max_write_mib: Option<u64>,
+    /// Serve the skills in this directory (repeatable): each subdirectory with a SKILL.md, or
+    /// the directory itself if it has one (docs/skills.md).
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
     /// Write a line per call to this file: who called what, with which grants, and what it
     /// read, wrote and sent; hash-chained ([audit] in the config for the rest).
     #[arg(long, value_name = "PATH")]

@@ -59,6 +59,21 @@ pub(crate) struct FileConfig {
     /// `[audit]`: a line per call, chained and signed (docs/audit.md).
     #[serde(default)]
     pub(crate) audit: FileAudit,
+    /// `[[skills]]`: directories of skills served (docs/skills.md).
+    #[serde(default)]
+    pub(crate) skills: Vec<Spanned<FileSkills>>,
+    /// What the server tells clients about itself (`instructions` of `initialize`).
+    pub(crate) instructions: Option<Spanned<String>>,
+}
+
+/// `[[skills]]` (docs/skills.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileSkills {
+    /// A directory of skills, or one skill's directory (relative to the config).
+    pub(crate) path: PathBuf,
+    /// Path segments every skill of the directory is served under (`"acme/billing"`).
+    pub(crate) prefix: Option<String>,
 }
 
 /// `[audit]` (docs/audit.md).

@@ -12,7 +12,8 @@
 //! - `tasks`: the task deadline, retention and limits;
 //! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name;
 //! - `secrets`: `[secrets.NAME]`, read and kept current (the credentials that use them are
-//!   read with their plugin's section); `vault`: the token vault's third parties and key.
+//!   read with their plugin's section); `vault`: the token vault's third parties and key;
+//! - `skills`: `[[skills]]` and `--skills`, the skill directories; `instructions`.
 
 mod args;
 mod audit;
@@ -26,6 +27,7 @@ mod problems;
 mod quota;
 mod routes;
 mod secrets;
+mod skills;
 mod store;
 mod tasks;
 mod vault;
@@ -120,6 +122,10 @@ pub struct Settings {
     pub pins: crate::runtime::catalog::PinSettings,
     /// The audit (`--audit`, `[audit]`), if kept.
     pub(crate) audit: Option<crate::audit::AuditSettings>,
+    /// The operator's skill directories (`[[skills]]`, `--skills`).
+    pub skills: Vec<crate::runtime::SkillSource>,
+    /// The operator's `instructions`.
+    pub instructions: Option<String>,
 }
 
 /// Where the lock lives, whether it binds, whom to trust, which registries may be plain HTTP.
@@ -168,6 +174,8 @@ impl Settings {
         let store = store::store_options(&file, args, &mut problems);
         let replica = store::replica_name(args, &mut problems);
         let audit = audit::audit_settings(&file, args, &mut problems);
+        let skills = skills::skill_sources(&file, args, &mut problems);
+        let instructions = problems.take(skills::instructions(&file)).flatten();
         if vault.is_some() && http.as_ref().is_none_or(|http| http.oauth.is_none()) {
             problems.take::<()>(Err(anyhow!(
                 "{}: [auth.link], [oauth_clients] and `oauth` credentials need [auth] served over HTTP (--http): \
@@ -214,6 +222,8 @@ impl Settings {
             vault,
             approval_timeout,
             audit,
+            skills,
+            instructions,
             pins: pins::pin_settings(&file, args),
         })
     }

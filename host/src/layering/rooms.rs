@@ -13,6 +13,7 @@ const RUNTIME_ROOMS: &[(&str, &str)] = &[
     ("sandbox", "one call in a fresh store; it hands effects their grants and its log"),
     ("effects", "what a guest does to the world, under grants it is handed; it knows no sandbox"),
     ("grants", "values the operator and the user give; they run nothing"),
+    ("skills", "skill files read, checked and digested; they run nothing and know no plugin"),
     ("engine", "wasmtime, compilation and the WIT's bindings; it knows no plugin, call or grant"),
 ];
 

@@ -13,9 +13,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
+    GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceDirectoryRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     UpdateTaskParams,
 };
@@ -31,6 +32,7 @@ use super::notify::{Notifier, pump};
 use super::observe::{self, Target};
 use super::request_state::Round;
 use super::session::Session;
+use super::skills;
 use crate::access::Kind;
 
 use super::tasks;
@@ -42,13 +44,18 @@ impl ServerHandler for Session {
         let mut implementation = Implementation::new("mcpbox", env!("CARGO_PKG_VERSION"));
         implementation.title = Some("mcpbox: sandboxed WebAssembly MCP plugins".to_owned());
         let catalog = self.state.catalog();
-        let capabilities = match self.state.lists(&catalog) {
+        let mut capabilities = match self.state.lists(&catalog) {
             Ok(lists) => lists.capabilities.clone(),
             Err(_) => convert::capabilities(&catalog, self.state.watching),
         };
-        ServerConfig::new(capabilities)
+        skills::declare(&mut capabilities, self.state.skills.configured());
+        let config = ServerConfig::new(capabilities)
             .with_server_info(implementation)
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        match self.instructions() {
+            Some(instructions) => config.with_instructions(instructions),
+            None => config,
+        }
     }
 
     async fn list_tools(
@@ -122,6 +129,30 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.resources_page(request, &context).await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        self.skills_page(request, &context)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.skill_entry(request, &context)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.directory_page(request, &context)
     }
 
     async fn list_resource_templates(
@@ -371,6 +402,9 @@ impl Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri.starts_with(skills::SKILL_SCHEME) {
+            return Ok(ReadResourceResponse::from(self.read_skill_file(&request.uri, &context)?));
+        }
         let catalog = self.state.catalog();
         let uri = request.uri;
         let _pass = self.admit(&context, &catalog, Kind::Resource, &uri).await?;

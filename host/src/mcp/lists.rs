@@ -113,7 +113,10 @@ impl Session {
                 access.lists(&principal, Item { kind: Kind::Resource, name: &resource.uri, plugin })
             });
         }
-        let mut all: Vec<_> = all.into_iter().map(|(_, r)| r).collect();
+        // `skill://` is the host's: a plugin's resource there is not listed (nor read).
+        let mut all: Vec<_> =
+            all.into_iter().map(|(_, r)| r).filter(|r| !r.uri.starts_with(super::skills::SKILL_SCHEME)).collect();
+        all.extend(self.listed_skill_files(context));
         all.sort_by(|a, b| a.uri.cmp(&b.uri));
         all.dedup_by(|a, b| a.uri == b.uri);
         let (resources, next) = page(&all, |r| &r.uri, &request, self.state.page_size)?;

@@ -20,7 +20,7 @@ use crate::fleet::Fleet;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::grants::vouched::{Reach, vouch};
-use crate::runtime::{Catalog, LiveCatalog};
+use crate::runtime::{Catalog, Change, LiveCatalog, LiveSkills};
 
 /// The static lists of one catalog as MCP types.
 pub(crate) struct Lists {
@@ -120,6 +120,24 @@ pub struct McpState {
     pub(crate) approvals: Approvals,
     /// The audit (`--audit`), if kept.
     pub(crate) audit: Option<AuditSink>,
+    /// The skills served (`[[skills]]`, and those plugins ship).
+    pub(crate) skills: Arc<LiveSkills>,
+    /// The operator's `instructions`, if any.
+    pub(crate) instructions: Option<String>,
+}
+
+/// Tells clients the resource list changed whenever the skills do (a skill's files are
+/// resources).
+fn announce_skill_changes(skills: &LiveSkills, live: &Arc<LiveCatalog>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+    let mut changes = skills.subscribe();
+    let live = Arc::downgrade(live);
+    runtime.spawn(async move {
+        while changes.changed().await.is_ok() {
+            let Some(live) = live.upgrade() else { return };
+            live.announce(Change::Resources);
+        }
+    });
 }
 
 impl McpState {
@@ -140,6 +158,11 @@ impl McpState {
         let operator_grants = roots::operator_grants(&allowed).into();
         let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
         let vault = settings.vault.clone().map(|options| Vault::new(options, fleet.clone())).transpose()?;
+        let skills = LiveSkills::new(settings.skills.clone());
+        if settings.watch {
+            skills.watch()?;
+        }
+        announce_skill_changes(&skills, &live);
         let audit = match &settings.audit {
             Some(audit) => Some(AuditSink::open(audit.clone(), &settings.replica)?),
             None => None,
@@ -158,6 +181,8 @@ impl McpState {
             vault,
             approvals: Approvals::new(settings.approval_timeout, settings.request_state_ttl),
             audit,
+            skills,
+            instructions: settings.instructions.clone(),
         }))
     }
 
