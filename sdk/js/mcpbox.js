@@ -14,7 +14,7 @@
 // can correct. A function returns a string (text), an object (structured content), content
 // blocks, or a `CallResult`; a thrown error becomes a result with `isError: true`.
 
-import * as host from 'mcpbox:plugin/host@0.1.2';
+import * as host from 'mcpbox:plugin/host@0.1.3';
 
 // --- schemas ------------------------------------------------------------------------------
 

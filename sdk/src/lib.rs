@@ -71,7 +71,7 @@ pub use typed::*;
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
-        world: "plugin",
+        world: "described-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_plugin_world",
         default_bindings_module: "mcpbox_sdk::bindings",
@@ -79,6 +79,7 @@ pub mod bindings {
 }
 
 pub use bindings::exports::mcpbox::plugin::completion::{CompletionRequest, CompletionResult, Reference};
+pub use bindings::exports::mcpbox::plugin::metadata::Icon;
 pub use bindings::exports::mcpbox::plugin::prompts::{PromptMessage, PromptResult};
 pub use bindings::exports::mcpbox::plugin::tools::{CallResult, ToolAnnotations};
 pub use bindings::mcpbox::plugin::host::{GrantedDir, Principal};
@@ -234,6 +235,18 @@ pub mod host {
     /// authorizes its clients with OAuth; `None` otherwise.
     pub fn caller() -> Option<crate::Principal> {
         imports::caller()
+    }
+
+    /// Sets the `_meta` of this call's result (a tool's or a prompt's; since WIT 0.1.3). Keys
+    /// under a prefix MCP reserves are refused; it counts against the output limit.
+    pub fn result_meta(meta: &serde_json::Value) -> Result<(), String> {
+        imports::result_meta(&meta.to_string())
+    }
+
+    /// Sets the `_meta` of the contents at `uri` this read returns (since WIT 0.1.3), e.g. an
+    /// MCP App's `{"ui": {"csp": {...}}}`, which must stay within the plugin's grants.
+    pub fn contents_meta(uri: &str, meta: &serde_json::Value) -> Result<(), String> {
+        imports::contents_meta(uri, &meta.to_string())
     }
 
     /// Tells subscribed clients that the resource at `uri` (one this plugin serves) changed.

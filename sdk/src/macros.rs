@@ -54,6 +54,18 @@ macro_rules! export_plugin {
             }
         }
 
+        impl $crate::bindings::exports::mcpbox::plugin::metadata::Guest for __McpboxPlugin {
+            fn describe_items() -> ::std::vec::Vec<$crate::bindings::exports::mcpbox::plugin::metadata::ItemMetadata> {
+                $crate::__rt::describe_items(__mcpbox_plugin())
+            }
+            fn instructions() -> ::std::option::Option<::std::string::String> {
+                $crate::__rt::instructions(__mcpbox_plugin())
+            }
+            fn skills() -> ::std::vec::Vec<$crate::bindings::exports::mcpbox::plugin::metadata::SkillFile> {
+                $crate::__rt::skills(__mcpbox_plugin())
+            }
+        }
+
         impl $crate::bindings::exports::mcpbox::plugin::completion::Guest for __McpboxPlugin {
             fn complete(
                 request: $crate::CompletionRequest,

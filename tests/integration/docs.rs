@@ -79,6 +79,12 @@ fn the_audit_page_runs_as_written() {
 
 /// Apart, so that it runs beside the others.
 #[test]
+fn the_apps_page_runs_as_written() {
+    run_document("docs/apps.md");
+}
+
+/// Apart, so that it runs beside the others.
+#[test]
 fn the_skills_page_runs_as_written() {
     run_document("docs/skills.md");
 }
@@ -93,7 +99,7 @@ fn the_existing_servers_page_runs_as_written() {
 fn the_other_pages_run_as_written() {
     for document in documents() {
         let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md", "docs/audit.md"];
-        let apart = [apart.as_slice(), &["docs/skills.md"]].concat();
+        let apart = [apart.as_slice(), &["docs/skills.md", "docs/apps.md"]].concat();
         if !GUIDES.contains(&document.as_str()) && !apart.contains(&document.as_str()) {
             run_document(&document);
         }

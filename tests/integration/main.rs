@@ -8,6 +8,7 @@
 )]
 
 mod approvals;
+mod apps;
 mod audit;
 mod authorization;
 mod budget;

@@ -49,6 +49,9 @@ fn skills_are_served_with_the_hosts_digests_and_follow_their_files() {
     // directory's.
     std::fs::create_dir_all(skills.join("Bad_Name")).unwrap();
     std::fs::write(skills.join("Bad_Name/SKILL.md"), "---\nname: Bad_Name\ndescription: x\n---\n").unwrap();
+    // A link out of the skill (to a file beside the skills): never part of it.
+    std::fs::write(dir.path().join("secret.txt"), "not for clients\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), skills.join("pdf-processing/secret.txt")).unwrap();
     std::fs::create_dir_all(skills.join("mismatch")).unwrap();
     std::fs::write(skills.join("mismatch/SKILL.md"), "---\nname: other\ndescription: x\n---\n").unwrap();
     let config = ConfigFile::new(&format!(
@@ -106,9 +109,12 @@ fn skills_are_served_with_the_hosts_digests_and_follow_their_files() {
     let read = server.result("resources/read", json!({ "uri": forms_uri }));
     assert_eq!(read["contents"][0]["text"], String::from_utf8(bytes).unwrap());
     assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
-    for outside in
-        ["skill://team/Bad_Name/SKILL.md", "skill://team/pdf-processing/../../secret", "skill://team/README.md"]
-    {
+    for outside in [
+        "skill://team/pdf-processing/secret.txt",
+        "skill://team/Bad_Name/SKILL.md",
+        "skill://team/pdf-processing/../../secret",
+        "skill://team/README.md",
+    ] {
         let refused = server.call("resources/read", json!({ "uri": outside }));
         assert!(refused.get("error").is_some(), "{outside}: {refused}");
     }

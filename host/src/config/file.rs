@@ -327,6 +327,9 @@ pub(crate) struct FilePlugin {
     pub(crate) host_paths: Option<bool>,
     /// Tell it who a call is made for (`host.caller`; default false).
     pub(crate) caller: Option<bool>,
+    /// The browser permissions its MCP Apps may ask for (docs/apps.md).
+    #[serde(default)]
+    pub(crate) ui_permissions: Vec<Spanned<String>>,
     /// Its resource templates that get their URIs when another plugin's template could match
     /// them too (otherwise neither serves them).
     pub(crate) owns: Option<Vec<String>>,

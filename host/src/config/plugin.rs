@@ -143,7 +143,27 @@ fn policy(
         stub_ungranted: section.stub_ungranted.unwrap_or(false),
         host_paths: section.host_paths.unwrap_or(false),
         caller: section.caller.unwrap_or(false),
+        ui_permissions: ui_permissions(file, name, section, problems),
     }
+}
+
+/// `ui_permissions`: each one MCP Apps defines.
+fn ui_permissions(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> Vec<String> {
+    use crate::runtime::grants::meta::UI_PERMISSIONS;
+    let mut allowed = Vec::new();
+    for permission in &section.ui_permissions {
+        if UI_PERMISSIONS.contains(&permission.get_ref().as_str()) {
+            allowed.push(permission.get_ref().clone());
+        } else {
+            problems.take::<()>(Err(anyhow!(
+                "{}: [plugin.{name}] ui_permissions: `{}` is not one of {}",
+                file.at(permission.span()),
+                permission.get_ref(),
+                UI_PERMISSIONS.join(", ")
+            )));
+        }
+    }
+    allowed
 }
 
 /// `env` with its values, then `env_from_host` with mcpbox's own values (each must be set).

@@ -16,7 +16,12 @@ use serde_json::{Map, Value, json};
 use super::era::Dialect;
 use crate::runtime::Catalog;
 use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::grants::meta::APP_MIME_TYPE;
 use crate::runtime::plugin::ToolInfo;
+use crate::runtime::plugin::metadata::ItemMeta;
+
+/// The MCP Apps extension's identifier.
+pub(crate) const APPS_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
 
 /// 2026-07-28 `resultType` of a finished request (basic §Result types); rmcp drops it for
 /// clients of older versions.
@@ -106,7 +111,12 @@ fn media(kind: &str, m: &types::MediaContent) -> Map<String, Value> {
 }
 
 /// The tool `info` served as `name`, with the `annotations` the host vouches for.
-pub(crate) fn tool(name: &str, info: &ToolInfo, annotations: &tools::ToolAnnotations) -> Result<Tool, McpError> {
+pub(crate) fn tool(
+    name: &str,
+    info: &ToolInfo,
+    annotations: &tools::ToolAnnotations,
+    extra: Option<&ItemMeta>,
+) -> Result<Tool, McpError> {
     let d = &info.descriptor;
     let mut map = Map::new();
     map.insert("name".into(), name.into());
@@ -123,6 +133,9 @@ pub(crate) fn tool(name: &str, info: &ToolInfo, annotations: &tools::ToolAnnotat
         insert_opt(&mut hints, "idempotentHint", a.idempotent_hint);
         insert_opt(&mut hints, "openWorldHint", a.open_world_hint);
         map.insert("annotations".into(), Value::Object(hints));
+    }
+    if let Some(extra) = extra {
+        extra.apply(&mut map);
     }
     from_json("tool", Value::Object(map))
 }
@@ -154,7 +167,7 @@ pub(crate) fn call_result(result: tools::CallResult, dialect: Dialect) -> Result
     from_json("tool result", Value::Object(map))
 }
 
-pub(crate) fn resource(r: &resources::Resource) -> Result<Resource, McpError> {
+pub(crate) fn resource(r: &resources::Resource, extra: Option<&ItemMeta>) -> Result<Resource, McpError> {
     let mut map = Map::new();
     map.insert("uri".into(), r.uri.clone().into());
     map.insert("name".into(), r.name.clone().into());
@@ -163,10 +176,17 @@ pub(crate) fn resource(r: &resources::Resource) -> Result<Resource, McpError> {
     insert_opt(&mut map, "mimeType", r.mime_type.clone());
     insert_opt(&mut map, "size", r.size);
     insert_opt(&mut map, "annotations", annotations(&r.annotations));
+    if let Some(extra) = extra {
+        extra.apply(&mut map);
+    }
     from_json("resource", Value::Object(map))
 }
 
-pub(crate) fn resource_template(name: &str, t: &resources::ResourceTemplate) -> Result<ResourceTemplate, McpError> {
+pub(crate) fn resource_template(
+    name: &str,
+    t: &resources::ResourceTemplate,
+    extra: Option<&ItemMeta>,
+) -> Result<ResourceTemplate, McpError> {
     let mut map = Map::new();
     map.insert("uriTemplate".into(), t.uri_template.clone().into());
     map.insert("name".into(), name.into());
@@ -174,15 +194,44 @@ pub(crate) fn resource_template(name: &str, t: &resources::ResourceTemplate) -> 
     insert_opt(&mut map, "description", t.description.clone());
     insert_opt(&mut map, "mimeType", t.mime_type.clone());
     insert_opt(&mut map, "annotations", annotations(&t.annotations));
+    if let Some(extra) = extra {
+        extra.apply(&mut map);
+    }
     from_json("resource template", Value::Object(map))
 }
 
+/// Whether `contents` may be served: a `ui://` resource (MCP Apps) only as
+/// `text/html;profile=mcp-app`, which the client renders in its sandboxed iframe.
+pub(crate) fn app_contents_ok(contents: &types::ResourceContents) -> bool {
+    !contents.uri.starts_with(crate::runtime::grants::meta::UI_SCHEME)
+        || contents.mime_type.as_deref() == Some(APP_MIME_TYPE)
+        || crate::switched_off!("apps.mime-type-checked")
+}
+
 pub(crate) fn read_result(contents: &[types::ResourceContents]) -> Result<ReadResourceResult, McpError> {
-    let contents: Vec<Value> = contents.iter().map(resource_contents).collect();
+    read_result_with(contents, |_| None)
+}
+
+/// A read's result, each contents with the `_meta` `meta` gives for its URI (WIT 0.1.3's
+/// `contents-meta`, checked when the guest set it).
+pub(crate) fn read_result_with(
+    contents: &[types::ResourceContents],
+    meta: impl Fn(&str) -> Option<Map<String, Value>>,
+) -> Result<ReadResourceResult, McpError> {
+    let contents: Vec<Value> = contents
+        .iter()
+        .map(|c| {
+            let mut value = resource_contents(c);
+            if let (Some(meta), Value::Object(map)) = (meta(&c.uri), &mut value) {
+                map.insert("_meta".into(), Value::Object(meta));
+            }
+            value
+        })
+        .collect();
     from_json("resource contents", json!({ "contents": contents, "resultType": COMPLETE }))
 }
 
-pub(crate) fn prompt(name: &str, p: &prompts::Prompt) -> Result<Prompt, McpError> {
+pub(crate) fn prompt(name: &str, p: &prompts::Prompt, extra: Option<&ItemMeta>) -> Result<Prompt, McpError> {
     let arguments: Vec<Value> = p
         .arguments
         .iter()
@@ -200,6 +249,9 @@ pub(crate) fn prompt(name: &str, p: &prompts::Prompt) -> Result<Prompt, McpError
     insert_opt(&mut map, "title", p.title.clone());
     insert_opt(&mut map, "description", p.description.clone());
     map.insert("arguments".into(), arguments.into());
+    if let Some(extra) = extra {
+        extra.apply(&mut map);
+    }
     from_json("prompt", Value::Object(map))
 }
 
@@ -286,6 +338,12 @@ pub(crate) fn capabilities(catalog: &Catalog, watching: bool) -> ServerCapabilit
     // The tasks extension (extensions/tasks §Capability Negotiation): rmcp serves
     // `tasks/get`, `tasks/update` and `tasks/cancel` only where it is declared. Whether a call
     // becomes a task is the operator's per-tool policy (`[plugin.NAME.tasks]`).
-    caps.insert("extensions".into(), json!({ (rmcp::model::TASKS_EXTENSION_ID): {} }));
+    let mut extensions = json!({ (rmcp::model::TASKS_EXTENSION_ID): {} });
+    // MCP Apps (extensions/apps §Client<>Server Capability Negotiation): declared when some
+    // plugin serves an app; the same tools are listed for every client either way.
+    if catalog.plugins().iter().any(|p| !p.metadata.apps.is_empty()) {
+        extensions[APPS_EXTENSION_ID] = json!({ "mimeTypes": [APP_MIME_TYPE] });
+    }
+    caps.insert("extensions".into(), extensions);
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()
 }

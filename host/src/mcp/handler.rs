@@ -5,7 +5,7 @@
 
 #![expect(deprecated, reason = "logging and roots stay served to the clients that use them")]
 
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 use serde_json::Value;
 
@@ -15,7 +15,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult,
     Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
     ReadResourceDirectoryRequestParams, ReadResourceRequestParams, ReadResourceResponse, Reference, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     UpdateTaskParams,
@@ -36,6 +36,8 @@ use super::skills;
 use crate::access::Kind;
 
 use super::tasks;
+use crate::runtime::grants::meta::APP_MIME_TYPE;
+use crate::runtime::sandbox::MetaSink;
 use crate::runtime::sandbox::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
 
@@ -336,8 +338,10 @@ impl Session {
     async fn run_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
         let name = request.name.to_string();
         let catalog = self.state.catalog();
         // Unknown before any question: a client is never asked for roots to learn that.
@@ -391,7 +395,11 @@ impl Session {
         use_up(called.is_ok());
         let result = match called {
             Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
-            Ok(Ok(result)) => convert::call_result(result, Era::of(&context).dialect())?,
+            Ok(Ok(result)) => {
+                let mut result = convert::call_result(result, Era::of(&context).dialect())?;
+                result.meta = meta.take_result().map(MetaObject);
+                result
+            }
             Ok(Err(error)) => tool_failure(&name, error)?,
         };
         Ok(CallToolResponse::from(result))
@@ -400,8 +408,10 @@ impl Session {
     async fn run_read(
         &self,
         request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
         if request.uri.starts_with(skills::SKILL_SCHEME) {
             return Ok(ReadResourceResponse::from(self.read_skill_file(&request.uri, &context)?));
         }
@@ -419,15 +429,26 @@ impl Session {
             );
         match read.await? {
             Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
-            Ok(read) => Ok(ReadResourceResponse::from(convert::read_result(&read.map_err(request_error)?)?)),
+            Ok(read) => {
+                let contents = read.map_err(request_error)?;
+                if let Some(bad) = contents.iter().find(|c| !convert::app_contents_ok(c)) {
+                    return Err(McpError::internal_error(
+                        format!("`{}` is a ui:// resource but its contents are not {APP_MIME_TYPE}", bad.uri),
+                        None,
+                    ));
+                }
+                Ok(ReadResourceResponse::from(convert::read_result_with(&contents, |uri| meta.take_contents(uri))?))
+            }
         }
     }
 
     async fn run_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
         let catalog = self.state.catalog();
         let name = request.name;
         let _pass = self.admit(&context, &catalog, Kind::Prompt, &name).await?;
@@ -441,7 +462,9 @@ impl Session {
             Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
             Ok(got) => {
                 let result = got.map_err(request_error)?;
-                Ok(GetPromptResponse::from(convert::prompt_result(&result, Era::of(&context).dialect())?))
+                let mut result = convert::prompt_result(&result, Era::of(&context).dialect())?;
+                result.meta = meta.take_result().map(MetaObject);
+                Ok(GetPromptResponse::from(result))
             }
         }
     }

@@ -114,14 +114,22 @@ impl Session {
             });
         }
         // `skill://` is the host's: a plugin's resource there is not listed (nor read).
-        let mut all: Vec<_> =
-            all.into_iter().map(|(_, r)| r).filter(|r| !r.uri.starts_with(super::skills::SKILL_SCHEME)).collect();
-        all.extend(self.listed_skill_files(context));
-        all.sort_by(|a, b| a.uri.cmp(&b.uri));
-        all.dedup_by(|a, b| a.uri == b.uri);
-        let (resources, next) = page(&all, |r| &r.uri, &request, self.state.page_size)?;
-        let mut result =
-            ListResourcesResult::with_all_items(resources.iter().map(convert::resource).collect::<Result<_, _>>()?);
+        let mut all: Vec<_> = all
+            .into_iter()
+            .map(|(index, r)| (Some(index), r))
+            .filter(|(_, r)| !r.uri.starts_with(super::skills::SKILL_SCHEME))
+            .collect();
+        all.extend(self.listed_skill_files(context).into_iter().map(|r| (None, r)));
+        all.sort_by(|a, b| a.1.uri.cmp(&b.1.uri));
+        all.dedup_by(|a, b| a.1.uri == b.1.uri);
+        let (resources, next) = page(&all, |(_, r)| &r.uri, &request, self.state.page_size)?;
+        // `_meta` and icons the plugin gave for the URI (WIT 0.1.3), checked at load.
+        let extra = |index: &Option<usize>, uri: &str| {
+            index.and_then(|i| catalog.plugins().get(i)).and_then(|p| p.metadata.resources.get(uri))
+        };
+        let resources =
+            resources.iter().map(|(index, r)| convert::resource(r, extra(index, &r.uri))).collect::<Result<_, _>>()?;
+        let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         if Era::of(context).is_modern() {
             result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);

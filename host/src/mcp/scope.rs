@@ -20,6 +20,7 @@ use super::roots::{self, FsView};
 use super::session::Session;
 use crate::runtime::CallScope;
 use crate::runtime::sandbox::ClientRequests;
+use crate::runtime::sandbox::MetaSink;
 
 /// An opened round of a 2026-07-28 request (see [`Session::open_round`]).
 pub(crate) struct OpenRound {
@@ -99,6 +100,8 @@ impl Session {
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
             effects: super::audited::effects(context),
+            // The `_meta` the guest sets for its result, where the handler asked for it.
+            meta: context.extensions.get::<Arc<MetaSink>>().cloned(),
         };
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());

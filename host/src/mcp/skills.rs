@@ -185,7 +185,7 @@ impl Session {
         let listed: Vec<Value> = children
             .iter()
             .map(|(uri, is_directory)| match library.file(uri) {
-                Some(file) if !is_directory => super::convert::resource(&file_resource(file))
+                Some(file) if !is_directory => super::convert::resource(&file_resource(file), None)
                     .and_then(|r| serde_json::to_value(r).map_err(|e| McpError::internal_error(e.to_string(), None))),
                 _ => Ok(json!({
                     "uri": uri,

@@ -17,6 +17,7 @@ use super::tasks::Tasks;
 use crate::access::{Access, Principal, Vault};
 use crate::config::Settings;
 use crate::fleet::Fleet;
+use crate::runtime::catalog::DefinitionKind;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::grants::vouched::{Reach, vouch};
@@ -52,7 +53,7 @@ impl Lists {
                         replaced.join(", ")
                     );
                 }
-                convert::tool(&e.name, &e.item, &annotations)
+                convert::tool(&e.name, &e.item, &annotations, plugin.metadata.tools.get(&e.item.descriptor.name))
             })
             .collect::<Result<_, _>>()?;
         Ok(Lists {
@@ -63,11 +64,20 @@ impl Lists {
                 .map(|tool| tool.name.to_string())
                 .collect(),
             tools,
-            prompts: catalog.prompts().iter().map(|e| convert::prompt(&e.name, &e.item)).collect::<Result<_, _>>()?,
+            prompts: catalog
+                .prompts()
+                .iter()
+                .map(|e| {
+                    convert::prompt(&e.name, &e.item, catalog.plugins()[e.plugin].metadata.prompts.get(&e.item.name))
+                })
+                .collect::<Result<_, _>>()?,
             templates: catalog
                 .templates()
                 .iter()
-                .map(|e| convert::resource_template(&e.name, &e.item))
+                .map(|e| {
+                    let extra = catalog.plugins()[e.plugin].metadata.templates.get(&e.item.uri_template);
+                    convert::resource_template(&e.name, &e.item, extra)
+                })
                 .collect::<Result<_, _>>()?,
         })
     }
@@ -126,6 +136,18 @@ pub struct McpState {
     pub(crate) instructions: Option<String>,
 }
 
+/// The skills `catalog`'s plugins ship, served beside the operator's; what changed since it
+/// was pinned is withheld until accepted, as definitions are.
+fn shipped_skills(catalog: &Catalog) -> crate::runtime::skills::Found {
+    catalog
+        .plugins()
+        .iter()
+        .flat_map(|p| p.metadata.skills.iter().map(move |skill| (p, skill)))
+        .filter(|(p, (skill, _))| !catalog.withholds(&p.name, DefinitionKind::Skill, &skill.uri))
+        .map(|(_, skill)| skill.clone())
+        .collect()
+}
+
 /// Tells clients the resource list changed whenever the skills do (a skill's files are
 /// resources).
 fn announce_skill_changes(skills: &LiveSkills, live: &Arc<LiveCatalog>) {
@@ -159,6 +181,7 @@ impl McpState {
         let oauth = settings.http.as_ref().and_then(|http| http.oauth.as_ref());
         let vault = settings.vault.clone().map(|options| Vault::new(options, fleet.clone())).transpose()?;
         let skills = LiveSkills::new(settings.skills.clone());
+        skills.set_plugin_skills(shipped_skills(&catalog));
         if settings.watch {
             skills.watch()?;
         }
@@ -205,6 +228,7 @@ impl McpState {
     pub(crate) fn lists(&self, catalog: &Arc<Catalog>) -> Result<Arc<Lists>, McpError> {
         let mut cached = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
         if !Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
+            self.skills.set_plugin_skills(shipped_skills(catalog));
             *cached = (
                 Arc::downgrade(catalog),
                 Arc::new(Lists::of(catalog, self.watching, self.allowed.iter().any(|r| r.writable))?),

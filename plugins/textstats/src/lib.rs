@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use mcpbox_sdk::host::{granted_dirs, is_cancelled, log, progress};
 use mcpbox_sdk::prelude::*;
+use mcpbox_sdk::{Icon, Subject};
 use sha2::{Digest, Sha256};
 
 const MAX_FILES: usize = 10_000;
@@ -134,10 +135,27 @@ fn sha256(args: HashArgs) -> Result<String, Error> {
     Ok(format!("{digest}  {}", path.display()))
 }
 
+/// The app that charts `stats`' most frequent words (MCP Apps), built into the component.
+const CHART: &str = include_str!("../app/chart.html");
+/// The skill this plugin ships, served at `skill://textstats/text-survey/SKILL.md`.
+const SURVEY_SKILL: &str = include_str!("../skills/text-survey/SKILL.md");
+/// A small bar-chart icon, as a `data:` URI (no request leaves the client to show it).
+const ICON: &str = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHJlY3QgeD0iMSIgeT0iOCIgd2lkdGg9IjMiIGhlaWdodD0iNyIvPjxyZWN0IHg9IjYiIHk9IjMiIHdpZHRoPSIzIiBoZWlnaHQ9IjEyIi8+PHJlY3QgeD0iMTEiIHk9IjYiIHdpZHRoPSIzIiBoZWlnaHQ9IjkiLz48L3N2Zz4=";
+
 fn plugin() -> Plugin {
+    let icon = || Icon {
+        src: ICON.to_owned(),
+        mime_type: Some("image/svg+xml".to_owned()),
+        sizes: vec!["any".to_owned()],
+        theme: None,
+    };
     Plugin::new()
         .tool(Tool::new("stats", "Count lines, words and characters of a file or of every text file under a directory, with the most frequent words.", stats).read_only())
         .tool(Tool::new("sha256", "SHA-256 digest of a file, as hex.", sha256).read_only())
+        .app("stats", "ui://textstats/chart", CHART, json!({ "prefersBorder": true }))
+        .metadata(Subject::Tool("sha256".to_owned()), None, vec![icon()])
+        .instructions("Survey a directory with textstats.stats before reading its files (the text-survey skill says how).")
+        .skill_file("text-survey/SKILL.md", SURVEY_SKILL)
 }
 
 mcpbox_sdk::export_plugin!(plugin);

@@ -113,6 +113,8 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
+            // A task's result is stored and read later; `_meta` set by the guest is not kept.
+            meta: None,
             effects: crate::mcp::audited::effects(&context),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();

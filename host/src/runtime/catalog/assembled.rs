@@ -120,6 +120,11 @@ impl Catalog {
         &self.withheld
     }
 
+    /// Whether `plugin`'s definition `name` of `kind` is withheld until accepted.
+    pub(crate) fn withholds(&self, plugin: &str, kind: DefinitionKind, name: &str) -> bool {
+        self.withheld.iter().any(|w| w.kind == kind && w.name == name && w.plugin == plugin)
+    }
+
     /// Whether some plugin has directories the operator wants narrowed to the client's roots.
     pub fn narrows_to_client_roots(&self) -> bool {
         self.plugins.iter().any(|p| p.policy.dirs.iter().any(|d| d.within_client_roots))

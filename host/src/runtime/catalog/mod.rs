@@ -32,4 +32,4 @@ pub use dispatch::CompletionTarget;
 pub use entry::{Entry, LoadProblem};
 pub(crate) use loader::{load_files, load_one};
 pub use ownership::OwnedUris;
-pub use pins::{FirstUse, PinSettings, Pins};
+pub use pins::{DefinitionKind, FirstUse, PinSettings, Pins};

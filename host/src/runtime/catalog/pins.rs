@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use super::diff::{diff, lines};
 use super::entry::LoadProblem;
+use crate::runtime::plugin::metadata::ItemMeta;
 use crate::runtime::plugin::{Plugin, ToolInfo};
 
 /// The file's schema version.
@@ -61,6 +62,12 @@ pub(crate) struct Definitions {
     prompts: BTreeMap<String, Pinned>,
     #[serde(default)]
     templates: BTreeMap<String, Pinned>,
+    /// What it adds to the server's instructions (WIT 0.1.3), under the key `instructions`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    instructions: BTreeMap<String, Pinned>,
+    /// The skills it ships (WIT 0.1.3), by URI: frontmatter and every file's digest.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    skills: BTreeMap<String, Pinned>,
 }
 
 /// One definition and its digest.
@@ -77,6 +84,10 @@ pub enum DefinitionKind {
     Tool,
     Prompt,
     Template,
+    /// What a plugin adds to the server's instructions.
+    Instructions,
+    /// A skill a plugin ships, by its URI.
+    Skill,
 }
 
 impl std::fmt::Display for DefinitionKind {
@@ -85,6 +96,8 @@ impl std::fmt::Display for DefinitionKind {
             DefinitionKind::Tool => "tool",
             DefinitionKind::Prompt => "prompt",
             DefinitionKind::Template => "resource template",
+            DefinitionKind::Instructions => "instructions",
+            DefinitionKind::Skill => "skill",
         })
     }
 }
@@ -284,13 +297,47 @@ pub(crate) fn definitions(plugin: &Plugin) -> Definitions {
         Pinned { digest: format!("sha256:{}", crate::hex::hex(&Sha256::digest(value.to_string()))), definition: value }
     };
     let serialized = |item: Result<Value, serde_json::Error>| item.unwrap_or(Value::Null);
+    // `_meta` and icons (WIT 0.1.3) are part of what a model and a client read: pinned with
+    // their item (absent ones leave earlier pins as they were).
+    let with = |mut value: Value, extra: Option<&ItemMeta>| {
+        if let (Value::Object(map), Some(extra)) = (&mut value, extra) {
+            extra.apply(map);
+        }
+        value
+    };
+    let metadata = &plugin.metadata;
     Definitions {
-        tools: plugin.tools.iter().map(|t| (t.descriptor.name.clone(), pinned(tool(t)))).collect(),
-        prompts: plugin.prompts.iter().map(|p| (p.name.clone(), pinned(serialized(serde_json::to_value(p))))).collect(),
+        tools: plugin
+            .tools
+            .iter()
+            .map(|t| (t.descriptor.name.clone(), pinned(with(tool(t), metadata.tools.get(&t.descriptor.name)))))
+            .collect(),
+        prompts: plugin
+            .prompts
+            .iter()
+            .map(|p| (p.name.clone(), pinned(with(serialized(serde_json::to_value(p)), metadata.prompts.get(&p.name)))))
+            .collect(),
         templates: plugin
             .templates
             .iter()
-            .map(|t| (t.name.clone(), pinned(serialized(serde_json::to_value(t)))))
+            .map(|t| {
+                let extra = metadata.templates.get(&t.uri_template);
+                (t.name.clone(), pinned(with(serialized(serde_json::to_value(t)), extra)))
+            })
+            .collect(),
+        instructions: metadata
+            .instructions
+            .iter()
+            .map(|text| ("instructions".to_owned(), pinned(json!(text))))
+            .collect(),
+        skills: metadata
+            .skills
+            .iter()
+            .map(|(skill, files)| {
+                let files: Vec<Value> =
+                    files.iter().map(|f| json!({ "uri": f.uri, "digest": f.digest, "size": f.size })).collect();
+                (skill.uri.clone(), pinned(json!({ "frontmatter": skill.frontmatter, "resources": files })))
+            })
             .collect(),
     }
 }
@@ -327,6 +374,8 @@ fn changed(plugin: &str, pinned: &Definitions, now: &Definitions) -> Vec<Withhel
         (DefinitionKind::Tool, &pinned.tools, &now.tools),
         (DefinitionKind::Prompt, &pinned.prompts, &now.prompts),
         (DefinitionKind::Template, &pinned.templates, &now.templates),
+        (DefinitionKind::Instructions, &pinned.instructions, &now.instructions),
+        (DefinitionKind::Skill, &pinned.skills, &now.skills),
     ];
     let mut withheld = Vec::new();
     for (kind, pinned, now) in kinds {

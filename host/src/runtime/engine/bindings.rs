@@ -3,7 +3,7 @@
 
 wasmtime::component::bindgen!({
     path: "../wit",
-    world: "plugin",
+    world: "described-plugin",
     // Sampling and elicitation wait for the client; the others but `detach` answer at once.
     // They may also stop the call (trap) when a stateless client must be asked first.
     imports: {
@@ -21,18 +21,20 @@ wasmtime::component::bindgen!({
 });
 
 pub use self::mcpbox::plugin::{host, types};
-pub use exports::mcpbox::plugin::{completion, prompts, resources, tools};
+pub use exports::mcpbox::plugin::{completion, metadata, prompts, resources, tools};
 
 /// The names of the interfaces a plugin may export, as they appear in a component's type.
 pub mod export_names {
     /// `tools`
-    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.2";
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.3";
     /// `resources`
-    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.2";
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.3";
     /// `prompts`
-    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.2";
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.3";
     /// `completion`
-    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.2";
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.3";
+    /// `metadata` (since 0.1.3)
+    pub const METADATA: &str = "mcpbox:plugin/metadata@0.1.3";
 }
 
 #[cfg(test)]

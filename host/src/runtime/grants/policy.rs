@@ -40,6 +40,9 @@ pub struct Policy {
     /// Tell the plugin who a call is made for (`host.caller`): the operator's choice, off by
     /// default.
     pub caller: bool,
+    /// The browser permissions its MCP Apps may ask the client for (`[plugin.NAME]
+    /// ui_permissions`: camera, microphone, geolocation, clipboardWrite); none by default.
+    pub ui_permissions: Vec<String>,
 }
 
 impl Default for Policy {
@@ -53,6 +56,7 @@ impl Default for Policy {
             stub_ungranted: false,
             host_paths: false,
             caller: false,
+            ui_permissions: Vec::new(),
         }
     }
 }

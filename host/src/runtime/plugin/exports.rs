@@ -1,6 +1,6 @@
 //! Which `mcpbox:plugin` interfaces a plugin exports, as handles into its component.
 
-use crate::runtime::engine::bindings::{completion, prompts, resources, tools};
+use crate::runtime::engine::bindings::{completion, metadata, prompts, resources, tools};
 
 /// Handles to the interfaces the plugin exports; `None` for those it doesn't.
 #[derive(Clone, Default)]
@@ -13,6 +13,8 @@ pub struct Exports {
     pub prompts: Option<prompts::GuestIndices>,
     /// `mcpbox:plugin/completion`
     pub completion: Option<completion::GuestIndices>,
+    /// `mcpbox:plugin/metadata` (since 0.1.3)
+    pub metadata: Option<metadata::GuestIndices>,
 }
 
 impl Exports {

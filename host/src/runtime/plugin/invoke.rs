@@ -8,6 +8,7 @@ use wasmtime::component::Instance;
 
 use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
 use crate::runtime::plugin::Exports;
+use crate::runtime::plugin::metadata::Said;
 use crate::runtime::plugin::plain::{self, PlainFunction};
 use crate::runtime::sandbox::budget::wire_len;
 use crate::runtime::sandbox::{CallFuture, HostState};
@@ -126,6 +127,8 @@ pub(crate) struct Described {
     pub(crate) tools: Vec<tools::Tool>,
     pub(crate) templates: Vec<resources::ResourceTemplate>,
     pub(crate) prompts: Vec<prompts::Prompt>,
+    /// What its `metadata` export said (since 0.1.3), with the resources it lists.
+    pub(crate) said: Option<Said>,
 }
 
 /// `list-tools`, `list-resource-templates` and `list-prompts` of whichever it exports.
@@ -149,7 +152,22 @@ impl Invocation for Describe {
                 Some(indices) => indices.load(&mut *store, &instance)?.call_list_prompts(&mut *store).await?,
                 None => Vec::new(),
             };
-            Ok(Described { tools, templates, prompts })
+            let said = match &exports.metadata {
+                Some(indices) => {
+                    let guest = indices.load(&mut *store, &instance)?;
+                    let items = guest.call_describe_items(&mut *store).await?;
+                    let instructions = guest.call_instructions(&mut *store).await?;
+                    let skills = guest.call_skills(&mut *store).await?;
+                    // Its apps (ui:// resources) are among what it lists.
+                    let listed = match &exports.resources {
+                        Some(indices) => indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await?,
+                        None => Vec::new(),
+                    };
+                    Some(Said { items, instructions, skills, listed })
+                }
+                None => None,
+            };
+            Ok(Described { tools, templates, prompts, said })
         })
     }
     fn size(_: &Self::Output) -> usize {

@@ -12,11 +12,12 @@ use sha2::Digest as _;
 use wasmtime::component::InstancePre;
 
 use super::descriptors::{MAX_NAME_LEN, valid_name};
-use crate::runtime::engine::bindings::{completion, export_names, prompts, resources, tools};
+use crate::runtime::engine::bindings::{completion, export_names, metadata, prompts, resources, tools};
 use crate::runtime::engine::compile::Compiled;
 use crate::runtime::grants::limits::Limits;
 use crate::runtime::grants::policy::Policy;
 use crate::runtime::plugin::invoke::{Describe, Described, Invocation};
+use crate::runtime::plugin::metadata::{PluginMetadata, Said, Served, check as check_metadata};
 use crate::runtime::plugin::plain::{self, PlainFunction};
 use crate::runtime::plugin::{Exports, OutputCheck, Plugin, ToolInfo};
 use crate::runtime::sandbox::linker::Linkers;
@@ -47,6 +48,7 @@ struct Offered {
     templates: Vec<resources::ResourceTemplate>,
     prompts: Vec<prompts::Prompt>,
     plain: Vec<(String, PlainFunction)>,
+    said: Option<Said>,
 }
 
 /// Links, inspects and describes the compiled plugin from `path` as `load_as`.
@@ -58,7 +60,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
     let pre = linker.instantiate_pre(&component).map_err(|e| {
         anyhow!(
             "plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2), wasi:http (with a network \
-             grant) and mcpbox:plugin/host@0.1.2 (and 0.1.0, 0.1.1); `stub_ungranted = true` in [plugin.{name}] links other imports as \
+             grant) and mcpbox:plugin/host@0.1.3 (and 0.1.0 to 0.1.2); `stub_ungranted = true` in [plugin.{name}] links other imports as \
              stubs that trap when called",
             path.display()
         )
@@ -75,6 +77,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         crate::runtime::plugin::descriptors::check(&offered.tools, &offered.templates, &offered.prompts)
             .with_context(at)?;
     }
+    let tool_names: Vec<String> = offered.tools.iter().map(|t| t.name.clone()).collect();
     let tools =
         offered.tools.into_iter().map(|tool| check_tool(&prefix, tool)).collect::<Result<Vec<_>>>().with_context(at)?;
     for prompt in &offered.prompts {
@@ -83,6 +86,17 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
     for template in &offered.templates {
         check_name(&prefix, "resource template", &template.name).with_context(at)?;
     }
+    let served = Served {
+        tools: tool_names.iter().map(String::as_str).collect(),
+        prompts: offered.prompts.iter().map(|p| p.name.as_str()).collect(),
+        templates: offered.templates.iter().map(|t| t.uri_template.as_str()).collect(),
+    };
+    let metadata = match offered.said {
+        Some(said) if !crate::switched_off!("metadata.checked") => {
+            check_metadata(&name, said, &served, &policy).with_context(at)?
+        }
+        _ => PluginMetadata::default(),
+    };
     Ok(Plugin {
         name,
         prefix,
@@ -104,6 +118,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         pin: true,
         plain: offered.plain,
         prepared: None,
+        metadata: Arc::new(metadata),
     })
 }
 
@@ -127,12 +142,12 @@ async fn describe(
     let policy = Policy { env: policy.env.clone(), args: policy.args.clone(), ..Policy::default() };
     let limits = Limits { timeout: limits.timeout.min(DESCRIBE_TIMEOUT), ..limits };
     let exports = exports.clone();
-    let (Described { tools, templates, prompts }, _) =
+    let (Described { tools, templates, prompts, said }, _) =
         run_call(name, pre, limits, &policy, CallScope::default(), None, move |store, instance| {
             Describe.call(exports, store, instance)
         })
         .await?;
-    Ok(Offered { tools, templates, prompts, plain: Vec::new() })
+    Ok(Offered { tools, templates, prompts, plain: Vec::new(), said })
 }
 
 /// Not our world: perhaps a plain component, its exported functions the tools.
@@ -152,7 +167,7 @@ fn plain_tools(name: &str, path: &Path, pre: &InstancePre<HostState>, bytes: &[u
         );
     }
     let (plain, tools) = functions.into_iter().map(|(f, d)| ((d.name.clone(), f), d)).unzip();
-    Ok(Offered { tools, templates: Vec::new(), prompts: Vec::new(), plain })
+    Ok(Offered { tools, templates: Vec::new(), prompts: Vec::new(), plain, said: None })
 }
 
 fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {
@@ -165,6 +180,7 @@ fn find_exports(pre: &InstancePre<HostState>) -> Result<Exports> {
         resources: has(export_names::RESOURCES).then(|| resources::GuestIndices::new(pre)).transpose()?,
         prompts: has(export_names::PROMPTS).then(|| prompts::GuestIndices::new(pre)).transpose()?,
         completion: has(export_names::COMPLETION).then(|| completion::GuestIndices::new(pre)).transpose()?,
+        metadata: has(export_names::METADATA).then(|| metadata::GuestIndices::new(pre)).transpose()?,
     })
 }
 

@@ -58,6 +58,9 @@ pub struct Plugin {
     pub approve: crate::runtime::grants::approve::Approve,
     /// Whether what it serves is pinned (`[plugin.NAME] pin`).
     pub pin: bool,
+    /// What it says beyond its descriptors (WIT 0.1.3 `metadata`): `_meta`, icons, its
+    /// instructions and skills, its apps.
+    pub metadata: Arc<super::metadata::PluginMetadata>,
     /// For a plain component (exported functions, no `mcpbox:plugin` world): the function
     /// behind each tool, by the tool's local name.
     pub(crate) plain: Vec<(String, crate::runtime::plugin::plain::PlainFunction)>,

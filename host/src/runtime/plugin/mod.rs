@@ -9,6 +9,7 @@ mod exports;
 pub(crate) mod invoke;
 pub(crate) mod load;
 mod loaded;
+pub(crate) mod metadata;
 pub(crate) mod plain;
 
 pub use exports::Exports;

@@ -4,10 +4,11 @@
 //! charged to the call's budget as the JSON it becomes before it goes anywhere.
 
 use super::error::Interrupt;
-use super::scope::{ClientError, ClientMethod, GuestEvent, Question};
+use super::scope::{ClientError, ClientMethod, GuestEvent, MAX_CONTENTS_META, Question};
 use super::state::HostState;
 use crate::runtime::effects::record::EffectLog;
 use crate::runtime::engine::bindings::{host, types};
+use crate::runtime::grants::meta::{MetaPlace, MetaReach, check_meta};
 use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
 
 /// The longest key a guest may give a question.
@@ -118,6 +119,32 @@ fn record_questions(
     }
 }
 
+impl HostState {
+    /// `result-meta` (`uri` none) and `contents-meta`: charged to the output budget as it
+    /// goes out, checked against what the plugin may claim (`runtime/grants/meta.rs`).
+    fn set_meta(&mut self, uri: Option<String>, meta: String) -> Result<(), String> {
+        if !self.emit(Emission::Event, wire_len(&meta).saturating_add(wire_len(&uri))) {
+            return Err("the call's output limit is reached".to_owned());
+        }
+        let place = if uri.is_some() { MetaPlace::Resource } else { MetaPlace::Other };
+        let reach = MetaReach { network: self.network.policy.as_deref(), permissions: &self.ui_permissions };
+        let checked = match serde_json::from_str(&meta) {
+            Ok(serde_json::Value::Object(unchecked)) if crate::switched_off!("metadata.call-meta-checked") => unchecked,
+            _ => check_meta(&meta, place, reach)?,
+        };
+        let Some(sink) = &self.scope.meta else { return Ok(()) };
+        match uri {
+            None => sink.set_result(checked),
+            Some(uri) => {
+                if !sink.set_contents(uri, checked) {
+                    return Err(format!("_meta was set for more than {MAX_CONTENTS_META} contents"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl types::Host for HostState {}
 
 impl host::Host for HostState {
@@ -223,6 +250,14 @@ impl host::Host for HostState {
             subject: caller.subject.clone(),
             scopes: caller.scopes.clone(),
         })
+    }
+
+    fn result_meta(&mut self, meta: String) -> Result<(), String> {
+        self.set_meta(None, meta)
+    }
+
+    fn contents_meta(&mut self, uri: String, meta: String) -> Result<(), String> {
+        self.set_meta(Some(uri), meta)
     }
 
     fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {

@@ -40,7 +40,7 @@ impl Linkers {
                 .context("cannot link the filesystem door")?;
             base.allow_shadowing(false);
         }
-        bindings::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut base, |state| state)
+        bindings::DescribedPlugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut base, |state| state)
             .map_err(anyhow::Error::from)
             .context("cannot link the mcpbox host interface")?;
         let mut with_http = base.clone();

@@ -28,5 +28,7 @@ mod store;
 pub(crate) use call::{CallFuture, run_call};
 pub use error::CallError;
 pub(crate) use prepared::Prepared;
-pub use scope::{BoxFuture, CallScope, Caller, ClientError, ClientMethod, ClientRequests, GuestEvent, Question};
+pub use scope::{
+    BoxFuture, CallScope, Caller, ClientError, ClientMethod, ClientRequests, GuestEvent, MetaSink, Question,
+};
 pub use state::HostState;

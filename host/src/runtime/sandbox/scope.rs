@@ -147,6 +147,45 @@ pub struct CallScope {
     pub linked: Option<Arc<dyn LinkedAccounts>>,
     /// Where the call's effects are recorded, when someone keeps a record (the audit).
     pub effects: Option<Arc<EffectLog>>,
+    /// Where the `_meta` the guest sets for its result and contents goes (WIT 0.1.3), checked;
+    /// `None` drops it.
+    pub meta: Option<Arc<MetaSink>>,
+}
+
+/// The `_meta` a call set (`host.result-meta`, `host.contents-meta`), each checked already.
+#[derive(Debug, Default)]
+pub struct MetaSink {
+    result: std::sync::Mutex<Option<serde_json::Map<String, serde_json::Value>>>,
+    contents: std::sync::Mutex<std::collections::BTreeMap<String, serde_json::Map<String, serde_json::Value>>>,
+}
+
+/// How many contents one call may give `_meta` (a read returns a handful).
+pub(crate) const MAX_CONTENTS_META: usize = 64;
+
+impl MetaSink {
+    pub(crate) fn set_result(&self, meta: serde_json::Map<String, serde_json::Value>) {
+        *self.result.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(meta);
+    }
+
+    /// False when the call set `_meta` for too many contents already.
+    pub(crate) fn set_contents(&self, uri: String, meta: serde_json::Map<String, serde_json::Value>) -> bool {
+        let mut contents = self.contents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if contents.len() >= MAX_CONTENTS_META && !contents.contains_key(&uri) {
+            return false;
+        }
+        contents.insert(uri, meta);
+        true
+    }
+
+    /// The result's `_meta`, taken.
+    pub fn take_result(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        self.result.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+
+    /// The `_meta` of the contents at `uri`, taken.
+    pub fn take_contents(&self, uri: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+        self.contents.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(uri)
+    }
 }
 
 /// An authenticated principal, as the protocol layer vouches for it (never its token).

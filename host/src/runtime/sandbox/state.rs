@@ -65,6 +65,9 @@ pub struct HostState {
     pub(crate) stderr: GuestOutput,
     /// The call's filesystem door: what its descriptors stand for, its write budgets.
     pub(crate) files: FileDoor,
+    /// The browser permissions the plugin's MCP Apps may ask for (`_meta` it sets is checked
+    /// against these and `network`'s policy).
+    pub(crate) ui_permissions: Arc<[String]>,
 }
 
 impl WasiView for HostState {

@@ -137,6 +137,7 @@ impl StoreBuilder<'_> {
             budget: CallBudget::new(limits.output_bytes),
             stderr: stderr.clone(),
             files,
+            ui_permissions: policy.ui_permissions.clone().into(),
         })
     }
 }

@@ -23,7 +23,6 @@ pub(crate) const DIRECTORY_MIME_TYPE: &str = "inode/directory";
 #[derive(Debug, Clone)]
 pub(crate) enum FileBytes {
     Disk(PathBuf),
-    #[expect(dead_code, reason = "plugins' skills are next")]
     Held(Arc<[u8]>),
 }
 

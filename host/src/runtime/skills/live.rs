@@ -72,7 +72,6 @@ impl LiveSkills {
     }
 
     /// Serves `skills` as the plugins' (the catalog's, after a load or reload).
-    #[expect(dead_code, reason = "plugins' skills are next")]
     pub(crate) fn set_plugin_skills(&self, skills: Found) {
         let mut parts = self.parts.lock().unwrap_or_else(PoisonError::into_inner);
         parts.1 = skills;

@@ -5,15 +5,18 @@
 //!
 //! - `frontmatter`: a `SKILL.md`'s YAML frontmatter as JSON, and the naming rules;
 //! - `scan`: an operator's directory read into skills, bounded;
+//! - `held`: the skills a plugin ships, given at load;
 //! - `library`: the skills served now, their files and directories, reads;
 //! - `live`: the library kept current.
 
 mod frontmatter;
+mod held;
 mod library;
 mod live;
 mod scan;
 
-pub(crate) use library::{DIRECTORY_MIME_TYPE, Skill, SkillFile, SkillLibrary};
+pub(crate) use held::held_skills;
+pub(crate) use library::{DIRECTORY_MIME_TYPE, Found, Skill, SkillFile, SkillLibrary};
 pub use live::LiveSkills;
 pub use scan::SkillSource;
 pub(crate) use scan::valid_path_segment;

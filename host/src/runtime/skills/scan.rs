@@ -183,7 +183,11 @@ fn walk(root: &Path) -> (Vec<Walked>, Vec<String>) {
                 problems.push(format!("{}: a name that is not UTF-8 is skipped", dir.display()));
                 continue;
             };
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(mut kind) = entry.file_type() else { continue };
+            if kind.is_symlink() && crate::switched_off!("skills.links-not-followed") {
+                let Ok(meta) = std::fs::metadata(entry.path()) else { continue };
+                kind = meta.file_type();
+            }
             let mut child = segments.clone();
             child.push(name);
             if kind.is_dir() && child.len() < MAX_DEPTH {
@@ -213,7 +217,7 @@ fn escape(segment: &str) -> String {
 }
 
 /// A file's MIME type, by its extension; text/plain or application/octet-stream for others.
-fn mime_type(name: &str, bytes: &[u8]) -> &'static str {
+pub(super) fn mime_type(name: &str, bytes: &[u8]) -> &'static str {
     let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
     match extension.as_str() {
         "md" | "markdown" => "text/markdown",
