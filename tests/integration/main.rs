@@ -11,6 +11,7 @@ mod approvals;
 mod apps;
 mod audit;
 mod authorization;
+mod browser;
 mod budget;
 mod cli;
 mod common;

@@ -155,13 +155,13 @@ fn normalize_host(host: &str) -> String {
 
 /// A browser's `Origin` (RFC 6454): `null`, or scheme, host and port.
 #[derive(Debug, PartialEq)]
-enum Origin {
+pub(super) enum Origin {
     Null,
     Tuple { scheme: String, host: String, port: Option<u16> },
 }
 
 impl Origin {
-    fn parse(text: &str) -> Option<Origin> {
+    pub(super) fn parse(text: &str) -> Option<Origin> {
         let text = text.trim();
         if text.eq_ignore_ascii_case("null") {
             return Some(Origin::Null);
@@ -178,20 +178,20 @@ impl Origin {
 
 /// An `--allow-origin` entry: an origin, with `:*` for any port.
 #[derive(Debug)]
-struct AllowedOrigin {
+pub(super) struct AllowedOrigin {
     origin: Origin,
     any_port: bool,
 }
 
 impl AllowedOrigin {
-    fn parse(text: &str) -> Option<AllowedOrigin> {
+    pub(super) fn parse(text: &str) -> Option<AllowedOrigin> {
         match text.trim().strip_suffix(":*") {
             Some(base) => Some(AllowedOrigin { origin: Origin::parse(base)?, any_port: true }),
             None => Some(AllowedOrigin { origin: Origin::parse(text)?, any_port: false }),
         }
     }
 
-    fn matches(&self, origin: &Origin) -> bool {
+    pub(super) fn matches(&self, origin: &Origin) -> bool {
         match (&self.origin, origin) {
             (Origin::Null, Origin::Null) => true,
             (

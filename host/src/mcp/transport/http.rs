@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::cors::{self, Cors};
 use super::early_stream;
 use super::guard::{self, Admission};
 use super::legacy_sse::{self, LegacySse};
@@ -127,10 +128,13 @@ pub async fn serve(
             post(legacy_sse::post).with_state(sse).layer(DefaultBodyLimit::max(options.max_body_bytes)),
         );
     }
-    let mut app = mcp
-        .route_layer(middleware::from_fn_with_state(admission, guard::admit))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz).with_state(state.clone()));
+    let mut mcp = mcp.route_layer(middleware::from_fn_with_state(admission, guard::admit));
+    // Outside the guard: a preflight carries no token (browser-based hosts, docs/apps.md).
+    if let Some(cors) = Cors::new(&options.allowed_origins) {
+        mcp = mcp.route_layer(middleware::from_fn_with_state(cors, cors::cors));
+    }
+    let mut app =
+        mcp.route("/healthz", get(|| async { "ok\n" })).route("/readyz", get(readyz).with_state(state.clone()));
     // The token vault's links are opened by a browser, without a bearer token; each checks
     // what it needs itself (access/vault/links.rs).
     if let Some(vault) = &state.vault {

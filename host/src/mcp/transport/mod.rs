@@ -17,6 +17,7 @@
 //! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
 
 mod channels;
+mod cors;
 mod early_stream;
 mod framing;
 mod guard;
