@@ -317,14 +317,84 @@ function templatePattern(template) {
   return new RegExp(`${source}${escape(parts[parts.length - 1])}$`);
 }
 
+/** The MIME type of an MCP App's HTML. */
+export const APP_MIME_TYPE = 'text/html;profile=mcp-app';
+
+/** Sets the `_meta` of this call's result (WIT 0.1.3): a JSON object; keys under a prefix MCP
+ * reserves are refused, and it counts against the call's output limit. Throws the host's reason. */
+export function resultMeta(meta) {
+  host.resultMeta(JSON.stringify(meta));
+}
+
+/** Sets the `_meta` of the contents at `uri` this read returns (WIT 0.1.3), e.g. an MCP App's
+ * `{ ui: { csp: {...} } }`, which must stay within the plugin's grants. */
+export function contentsMeta(uri, meta) {
+  host.contentsMeta(uri, JSON.stringify(meta));
+}
+
 /** Everything a plugin offers. Register with the methods, then export with
- * `export const { tools, resources, prompts, completion } = plugin.exports();`. */
+ * `export const { tools, resources, prompts, completion } = plugin.exports();` (and `metadata`
+ * too, built with `worldName: 'described-plugin'`, for `_meta`, icons, apps, instructions and
+ * skills). */
 export class Plugin {
   #tools = new Map();
   #resources = new Map();
   #templates = [];
   #prompts = new Map();
   #completer = null;
+  #items = [];
+  #instructions = undefined;
+  #skillFiles = [];
+
+  /** Gives an item `_meta` (an object) and icons (`{ src, mimeType, sizes, theme }`; `src` a
+   * `data:` URI or an https URL the network grant allows). `kind`: 'tool', 'prompt', 'resource'
+   * (by URI) or 'resource-template' (by URI template). Given twice, `_meta` merges. */
+  metadata(kind, name, meta, icons = []) {
+    const item = this.#items.find((i) => i.subject.tag === kind && i.subject.val === name);
+    const wireIcons = icons.map((icon) => ({
+      src: icon.src,
+      mimeType: icon.mimeType,
+      sizes: icon.sizes ?? [],
+      theme: icon.theme,
+    }));
+    if (item) {
+      item.meta = { ...item.meta, ...meta };
+      item.icons.push(...wireIcons);
+    } else {
+      this.#items.push({ subject: { tag: kind, val: name }, meta: meta ? { ...meta } : undefined, icons: wireIcons });
+    }
+    return this;
+  }
+
+  /** Ships an MCP App for tool `tool`: the HTML at `uri` (`ui://...`), served as
+   * text/html;profile=mcp-app with the resource `_meta.ui` given (`csp`, `permissions`,
+   * `prefersBorder`; checked against the plugin's grants). */
+  app(tool, uri, html, ui = {}) {
+    this.resource(
+      uri,
+      tool,
+      () => {
+        contentsMeta(uri, { ui });
+        return html;
+      },
+      { mimeType: APP_MIME_TYPE },
+    );
+    return this.metadata('tool', tool, { ui: { resourceUri: uri } });
+  }
+
+  /** What this plugin adds to the server's instructions. */
+  instructions(text) {
+    this.#instructions = text;
+    return this;
+  }
+
+  /** Ships a skill file: `path` is `<skill>/<path in the skill>` (e.g. `charts/SKILL.md`),
+   * served at `skill://<plugin>/<path>`; `contents` a string or a `Uint8Array`. */
+  skillFile(path, contents) {
+    const bytes = typeof contents === 'string' ? new TextEncoder().encode(contents) : contents;
+    this.#skillFiles.push({ path, contents: bytes });
+    return this;
+  }
 
   /** Adds a tool. `options`: `title`, `outputSchema` (of the structured content it returns),
    * `readOnly`. */
@@ -403,6 +473,16 @@ export class Plugin {
             : [];
           return { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 };
         },
+      },
+      metadata: {
+        describeItems: () =>
+          this.#items.map((item) => ({
+            subject: item.subject,
+            meta: item.meta ? JSON.stringify(item.meta) : undefined,
+            icons: item.icons,
+          })),
+        instructions: () => this.#instructions,
+        skills: () => this.#skillFiles,
       },
     };
   }

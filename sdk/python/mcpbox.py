@@ -52,7 +52,23 @@ __all__ = [
     "text", "image", "audio", "text_resource", "blob_resource", "link",
     "log", "progress", "cancelled", "granted_dirs", "caller", "resource_updated", "sample", "sample_text", "elicit",
     "Question", "ask", "list_roots", "can_ask", "save_state", "saved_state", "detach",
+    "result_meta", "contents_meta", "APP_MIME_TYPE",
 ]
+
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+"""The MIME type of an MCP App's HTML."""
+
+
+def result_meta(meta: dict) -> None:
+    """Sets the `_meta` of this call's result (WIT 0.1.3); raises with the host's reason when a
+    key is under a prefix MCP reserves or the output limit is reached."""
+    wit_host.result_meta(json.dumps(meta))
+
+
+def contents_meta(uri: str, meta: dict) -> None:
+    """Sets the `_meta` of the contents at `uri` this read returns (WIT 0.1.3), e.g. an MCP
+    App's `{"ui": {"csp": {...}}}`, which must stay within the plugin's grants."""
+    wit_host.contents_meta(uri, json.dumps(meta))
 
 LogLevel = wit_types.LogLevel
 
@@ -467,6 +483,42 @@ class Plugin:
         self._templates = []
         self._prompts = {}
         self._completer = None
+        self._items = {}
+        self._instructions = None
+        self._skill_files = []
+
+    def metadata(self, kind: str, name: str, meta: typing.Optional[dict] = None, icons: typing.Sequence[dict] = ()):
+        """Gives an item `_meta` and icons (`{"src": ..., "mimeType": ..., "sizes": [...],
+        "theme": ...}`; `src` a `data:` URI or an https URL the network grant allows). `kind`:
+        "tool", "prompt", "resource" (by URI) or "resource-template". Given twice, `_meta` merges.
+        Served when the app module exports `plugin.described_exports()`."""
+        item = self._items.setdefault((kind, name), {"meta": None, "icons": []})
+        if meta is not None:
+            item["meta"] = {**(item["meta"] or {}), **meta}
+        item["icons"].extend(icons)
+        return self
+
+    def app(self, tool: str, uri: str, html: str, ui: typing.Optional[dict] = None):
+        """Ships an MCP App for `tool`: the HTML at `uri` (`ui://...`), served as
+        text/html;profile=mcp-app with the resource `_meta.ui` given (checked against the grants)."""
+        ui = ui or {}
+
+        def read():
+            contents_meta(uri, {"ui": ui})
+            return html
+        self.resource(uri, name=tool, mime_type=APP_MIME_TYPE)(read)
+        return self.metadata("tool", tool, {"ui": {"resourceUri": uri}})
+
+    def instructions(self, text_: str):
+        """What this plugin adds to the server's instructions."""
+        self._instructions = text_
+        return self
+
+    def skill_file(self, path: str, contents: typing.Union[str, bytes]):
+        """Ships a skill file: `path` is `<skill>/<path in the skill>`, served at
+        `skill://<plugin>/<path>`."""
+        self._skill_files.append((path, contents.encode() if isinstance(contents, str) else bytes(contents)))
+        return self
 
     def tool(self, function=None, *, name: typing.Optional[str] = None, title: typing.Optional[str] = None,
              read_only: bool = False):
@@ -551,6 +603,33 @@ class Plugin:
         gc.freeze()
         gc.enable()
         return Tools, Resources, Prompts, Completion
+
+    def described_exports(self) -> tuple:
+        """`exports()` and `Metadata`, for an app module built with `-w described-plugin`:
+        `Tools, Resources, Prompts, Completion, Metadata = plugin.described_exports()`."""
+        from wit_world.exports import metadata as wit_metadata
+        plugin = self
+        subjects = {"tool": wit_metadata.Subject_Tool, "prompt": wit_metadata.Subject_Prompt,
+                    "resource": wit_metadata.Subject_Resource,
+                    "resource-template": wit_metadata.Subject_ResourceTemplate}
+        items = [wit_metadata.ItemMetadata(
+            subjects[kind](name),
+            json.dumps(item["meta"]) if item["meta"] is not None else None,
+            [wit_metadata.Icon(i["src"], i.get("mimeType"), list(i.get("sizes", [])), i.get("theme"))
+             for i in item["icons"]]) for (kind, name), item in self._items.items()]
+        skills = [wit_metadata.SkillFile(path, contents) for path, contents in self._skill_files]
+
+        class Metadata(exports.Metadata):
+            def describe_items(self):
+                return items
+
+            def instructions(self):
+                return plugin._instructions
+
+            def skills(self):
+                return skills
+
+        return (*self.exports(), Metadata)
 
     def _call_tool(self, name, arguments):
         tool = self._tools.get(name)

@@ -58,14 +58,19 @@ fn text_of(read: &Value) -> String {
     read["contents"][0]["text"].as_str().unwrap_or_default().to_owned()
 }
 
-/// `[plugin.meta]` with `MODE`, beside `textstats`.
-fn serve_meta(mode: &str, extra: &str) -> (Server, ConfigFile) {
+/// `[plugin.meta]` with `MODE`, beside `textstats`, not yet initialized.
+fn start_meta(mode: &str, extra: &str) -> (Server, ConfigFile) {
     let config = ConfigFile::new(&format!(
         "plugins = [{:?}, {:?}]\n\n[plugin.meta]\nenv = {{ MODE = \"{mode}\" }}\n{extra}",
         plugin("textstats"),
         fixture("meta"),
     ));
-    let mut server = config.serve();
+    (config.serve(), config)
+}
+
+/// [`start_meta`], initialized as a legacy client without capabilities.
+fn serve_meta(mode: &str, extra: &str) -> (Server, ConfigFile) {
+    let (mut server, config) = start_meta(mode, extra);
     server.initialize("2025-11-25", json!({}));
     (server, config)
 }
@@ -93,8 +98,9 @@ fn what_a_plugin_may_not_claim_is_refused_by_name_and_the_others_serve() {
         let stderr = server.stderr();
         assert!(stderr.contains("plugin `meta`") && stderr.contains(reason), "{mode}: no `{reason}` in\n{stderr}");
     }
-    // Listed as an app, read as plain HTML: the read is refused, naming the URI.
-    let (mut server, _config) = serve_meta("read-mime", "");
+    // Read as an app at load, as plain HTML later: the read is refused, naming the URI.
+    let dir = crate::common::temp_dir();
+    let (mut server, _config) = serve_meta("read-mime", &format!("\n[[roots]]\npath = {:?}\n", dir.path()));
     let read = server.call("resources/read", json!({ "uri": "ui://meta/other" }));
     let message = read["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("`ui://meta/other` is a ui:// resource but its contents are not"), "{read}");
@@ -138,4 +144,105 @@ fn meta_a_call_sets_is_checked_and_counted() {
     let response = server.call("tools/call", json!({ "name": "meta.tag", "arguments": { "meta": huge } }));
     assert_eq!(response["result"]["isError"], true, "{response}");
     assert!(text(&response["result"]).contains("over its output limit of 16 MiB"), "{response}");
+}
+
+/// A question goes only to a client that declared what it needs beyond the method (small
+/// frontier items of the issue): URL-mode elicitation needs `elicitation.url`, form mode `form`
+/// (or an empty `elicitation`), a sampling request with `tools` needs `sampling.tools`. A
+/// 2026-07-28 request without it gets MissingRequiredClientCapability naming it; a legacy
+/// session's question is not sent, and the plugin is told why.
+#[test]
+fn questions_go_only_to_clients_that_declared_exactly_what_they_need() {
+    let (mut server, _config) = start_meta("ok", "");
+    let url_mode =
+        json!({ "mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1" })
+            .to_string();
+    let with_tools =
+        json!({ "messages": [], "maxTokens": 5, "tools": [{ "name": "t", "inputSchema": { "type": "object" } }] })
+            .to_string();
+    let modern_call = |server: &mut Server, method: &str, params: &str, capabilities: Value| {
+        let mut meta = crate::common::modern_meta();
+        meta["io.modelcontextprotocol/clientCapabilities"] = capabilities;
+        server.call(
+            "tools/call",
+            json!({ "name": "meta.ask", "arguments": { "method": method, "params": params }, "_meta": meta }),
+        )
+    };
+    for (method, params, lacking, declared, needed) in [
+        (
+            "elicit",
+            &url_mode,
+            json!({ "elicitation": { "form": {} } }),
+            json!({ "elicitation": { "form": {}, "url": {} } }),
+            json!({ "elicitation": { "url": {} } }),
+        ),
+        (
+            "elicit",
+            &json!({ "message": "m", "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } } })
+            .to_string(),
+            json!({ "elicitation": { "url": {} } }),
+            json!({ "elicitation": {} }),
+            json!({ "elicitation": { "form": {} } }),
+        ),
+        (
+            "sample",
+            &with_tools,
+            json!({ "sampling": {} }),
+            json!({ "sampling": { "tools": {} } }),
+            json!({ "sampling": { "tools": {} } }),
+        ),
+    ] {
+        let refused = modern_call(&mut server, method, params, lacking);
+        assert_eq!(refused["error"]["data"]["requiredCapabilities"], needed, "{refused}");
+        let asked = modern_call(&mut server, method, params, declared);
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+        assert!(asked["result"]["inputRequests"]["q"].is_object(), "{asked}");
+    }
+    // A legacy session that declared form elicitation only: the URL-mode question is not sent.
+    let (mut legacy, _config) = start_meta("ok", "");
+    legacy.initialize("2025-11-25", json!({ "elicitation": {} }));
+    let answered = call_tool(&mut legacy, "meta.ask", json!({ "method": "elicit", "params": url_mode }));
+    assert_eq!(text(&answered), "no answer: the client does not offer elicitation/create with elicitation.url");
+}
+
+/// The HTML of an app runs in the user's client: pinned like a tool's definition. Changed
+/// HTML is withheld until `mcpbox accept`; HTML other than what the plugin served at load is
+/// refused on every read.
+#[test]
+fn an_apps_html_is_pinned_and_served_only_as_pinned() {
+    let (mut server, config) = serve_meta("ok", "");
+    let first = server.result("resources/read", json!({ "uri": "ui://meta/app" }));
+    assert!(text_of(&first).contains("meta's app</p>"), "{first}");
+    drop(server);
+    // The same plugin, other HTML: withheld until accepted.
+    let rewritten = std::fs::read_to_string(&config.path).unwrap().replace("MODE = \"ok\"", "MODE = \"other-html\"");
+    config.rewrite(&rewritten);
+    let mut server = config.serve();
+    server.initialize("2025-11-25", json!({}));
+    let withheld = server.call("resources/read", json!({ "uri": "ui://meta/app" }));
+    let message = withheld["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("changed since it was pinned: withheld until accepted (`mcpbox accept meta`)"),
+        "{withheld}"
+    );
+    drop(server);
+    let accepted = crate::common::mcpbox("accept").arg("meta").args(config.args()).output().unwrap();
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    let mut server = config.serve();
+    server.initialize("2025-11-25", json!({}));
+    let second = server.result("resources/read", json!({ "uri": "ui://meta/app" }));
+    assert!(text_of(&second).contains("meta's app, changed"), "{second}");
+
+    // A plugin that serves one HTML at load and another later: refused every time.
+    let dir = crate::common::temp_dir();
+    let flip = ConfigFile::new(&format!(
+        "plugins = [{:?}]\n\n[[roots]]\npath = {:?}\n\n[plugin.meta]\nenv = {{ MODE = \"flip\" }}\n",
+        fixture("meta"),
+        dir.path()
+    ));
+    server = flip.serve();
+    server.initialize("2025-11-25", json!({}));
+    let refused = server.call("resources/read", json!({ "uri": "ui://meta/app" }));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("plugin `meta` served other HTML for `ui://meta/app` than when it loaded"), "{refused}");
 }

@@ -172,7 +172,14 @@ fn build_helper_fixture(lang: &str) -> PathBuf {
         std::fs::copy(root.join("tests/fixtures/python-helper/app.py"), dir.join("app.py")).unwrap();
         std::fs::copy(root.join("sdk/python/mcpbox.py"), dir.join("mcpbox.py")).unwrap();
         let mut command = Command::new(tool);
-        command.arg("-d").arg(root.join("wit")).args(["-w", "plugin", "componentize", "app", "-o", "helper_py.wasm"]);
+        command.arg("-d").arg(root.join("wit")).args([
+            "-w",
+            "described-plugin",
+            "componentize",
+            "app",
+            "-o",
+            "helper_py.wasm",
+        ]);
         ("helper_py.wasm", command)
     } else {
         std::fs::copy(root.join("tests/fixtures/js-helper/app.js"), dir.join("app.js")).unwrap();
@@ -279,6 +286,21 @@ fn assert_helper_surface(server: &mut Server, plugin: &str) {
         json!({ "ref": { "type": "ref/prompt", "name": format!("{plugin}.dialogue") }, "argument": { "name": "topic", "value": "py" } }),
     );
     assert_eq!(completed["completion"]["values"], json!(["python", "pytest"]));
+
+    // WIT 0.1.3 through the helper: `_meta` and an icon, an app, instructions, a skill, and
+    // the `_meta` of a result (a reserved key refused with the host's reason).
+    assert_eq!(measure["_meta"], json!({ "com.example/unit": "m" }), "{measure}");
+    assert_eq!(measure["icons"][0]["mimeType"], "image/svg+xml", "{measure}");
+    let pixel_tool = find(&tools["tools"], &format!("{plugin}.pixel"));
+    assert_eq!(pixel_tool["_meta"], json!({ "ui": { "resourceUri": "ui://helper/app" } }));
+    let app = server.result("resources/read", json!({ "uri": "ui://helper/app" }));
+    assert_eq!(app["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(app["contents"][0]["_meta"], json!({ "ui": { "prefersBorder": true } }));
+    let skill = server.result("skills/get", json!({ "uri": format!("skill://{plugin}/routes/SKILL.md") }));
+    assert_eq!(skill["skill"]["frontmatter"]["description"], "Measure routes");
+    let traced = call_tool(server, &format!("{plugin}.traced"), json!({ "trace": "t1" }));
+    assert_eq!(traced["_meta"], json!({ "com.example/trace": "t1" }), "{traced}");
+    assert!(text(&traced).starts_with("refused: ") && text(&traced).contains("prefix MCP reserves"), "{traced}");
 }
 
 /// The helper modules' keyed questions and saved state (0.1.1), in 2026-07-28 requests: both

@@ -223,7 +223,11 @@ if [ ! -x .venv/bin/componentize-py ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check componentize-py==0.25.1
 fi
-.venv/bin/componentize-py -d wit -w plugin componentize app -o {name}.wasm
+# An app that exports `plugin.described_exports()` (`_meta`, icons, apps, instructions, skills)
+# is built against the world that has them.
+world=plugin
+if grep -q "described_exports()" app.py; then world=described-plugin; fi
+.venv/bin/componentize-py -d wit -w "$world" componentize app -o {name}.wasm
 "#;
 
 const PYTHON_README: &str = "# {name}

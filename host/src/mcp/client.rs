@@ -27,6 +27,39 @@ fn client_method(method: ClientMethod) -> (&'static str, fn(&ClientCapabilities)
     }
 }
 
+/// The part of a capability a question's params need beyond its method, and whether a client
+/// declared it: URL-mode elicitation only to a client that declared `elicitation.url`, form mode
+/// only to one that declared `form` (or an empty `elicitation`, which means form; 2025-11-25
+/// client/elicitation §Capabilities), and `tools`/`toolChoice` in a sampling request only to one
+/// that declared `sampling.tools` (2025-11-25 client/sampling §Tools in sampling).
+type Declared = fn(&ClientCapabilities) -> bool;
+fn sub_capability(method: ClientMethod, params: &Value) -> Option<(&'static str, Declared)> {
+    match method {
+        ClientMethod::Elicit if params.get("mode").and_then(Value::as_str) == Some("url") => {
+            Some(("elicitation.url", |c| c.elicitation.as_ref().is_some_and(|e| e.url.is_some())))
+        }
+        ClientMethod::Elicit => {
+            Some(("elicitation.form", |c| c.elicitation.as_ref().is_some_and(|e| e.form.is_some() || e.url.is_none())))
+        }
+        ClientMethod::Sample if params.get("tools").is_some() || params.get("toolChoice").is_some() => {
+            Some(("sampling.tools", |c| c.sampling.as_ref().is_some_and(|s| s.tools.is_some())))
+        }
+        _ => None,
+    }
+}
+
+/// Which capability `question` needs that `capabilities` lack, if any.
+fn lacking(question: &Question, capabilities: Option<&ClientCapabilities>) -> Option<&'static str> {
+    let (_, offered) = client_method(question.method);
+    if !capabilities.is_some_and(offered) {
+        return Some(capability_name(question.method));
+    }
+    match sub_capability(question.method, &question.params) {
+        Some((name, declared)) if !capabilities.is_some_and(declared) => Some(name),
+        _ => None,
+    }
+}
+
 /// The client capability a question needs, as named in `clientCapabilities`; also the
 /// prefix of its generated keys (`sampling-0`, `elicitation-1`, `roots-2`).
 pub(crate) fn capability_name(method: ClientMethod) -> &'static str {
@@ -132,7 +165,9 @@ impl ClientRequests for PeerClient {
     fn ask(&self, questions: Vec<Question>) -> BoxFuture<'static, Result<Vec<Result<Value, String>>, ClientError>> {
         let claimed: Result<Vec<_>, _> = questions.iter().map(|q| self.keys.claim(q)).collect();
         let peer = self.peer.clone();
-        let offers: Vec<bool> = questions.iter().map(|q| self.offers(q.method)).collect();
+        let info = self.peer.peer_info();
+        let offers: Vec<Option<&'static str>> =
+            questions.iter().map(|q| lacking(q, info.as_ref().map(|i| &i.capabilities))).collect();
         Box::pin(async move {
             claimed?;
             let mut answers = Vec::with_capacity(questions.len());
@@ -149,11 +184,15 @@ impl ClientRequests for PeerClient {
     }
 }
 
-/// One question sent to a legacy client.
-async fn ask_peer(peer: &Peer<RoleServer>, question: Question, offered: bool) -> Result<Value, String> {
+/// One question sent to a legacy client; `lacking` is what the client did not declare.
+async fn ask_peer(peer: &Peer<RoleServer>, question: Question, lacking: Option<&'static str>) -> Result<Value, String> {
     let (wire, _) = client_method(question.method);
-    if !offered {
-        return Err(format!("the client does not offer {wire}"));
+    match lacking {
+        Some(name) if name == capability_name(question.method) => {
+            return Err(format!("the client does not offer {wire}"));
+        }
+        Some(name) => return Err(format!("the client does not offer {wire} with {name}")),
+        None => {}
     }
     let request = match client_question(question.method, question.params)? {
         InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
@@ -219,10 +258,10 @@ impl ReplayClient {
         question: Question,
         unanswered: &mut InputRequests,
     ) -> Result<Option<Result<Value, String>>, ClientError> {
-        let (wire, offered) = client_method(question.method);
-        if !self.capabilities.as_ref().is_some_and(offered) {
+        let (wire, _) = client_method(question.method);
+        if let Some(name) = lacking(&question, self.capabilities.as_ref()) {
             // 2026-07-28 basic §Client capabilities: the request must declare what it needs.
-            return Err(ClientError::MissingCapability(capability_name(question.method)));
+            return Err(ClientError::MissingCapability(name));
         }
         let Some(answers) = &self.answers else {
             return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));

@@ -200,14 +200,6 @@ pub(crate) fn resource_template(
     from_json("resource template", Value::Object(map))
 }
 
-/// Whether `contents` may be served: a `ui://` resource (MCP Apps) only as
-/// `text/html;profile=mcp-app`, which the client renders in its sandboxed iframe.
-pub(crate) fn app_contents_ok(contents: &types::ResourceContents) -> bool {
-    !contents.uri.starts_with(crate::runtime::grants::meta::UI_SCHEME)
-        || contents.mime_type.as_deref() == Some(APP_MIME_TYPE)
-        || crate::switched_off!("apps.mime-type-checked")
-}
-
 pub(crate) fn read_result(contents: &[types::ResourceContents]) -> Result<ReadResourceResult, McpError> {
     read_result_with(contents, |_| None)
 }

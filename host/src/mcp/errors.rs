@@ -10,7 +10,12 @@ use crate::runtime::CallError;
 
 /// MCP's MissingRequiredClientCapability error (-32021) for `capability`.
 pub(crate) fn missing_capability(capability: &str) -> McpError {
-    let required = serde_json::from_value(json!({ capability: {} })).unwrap_or_default();
+    // `elicitation.url` is `{"elicitation": {"url": {}}}`.
+    let needed = match capability.split_once('.') {
+        Some((outer, inner)) => json!({ outer: { inner: {} } }),
+        None => json!({ capability: {} }),
+    };
+    let required = serde_json::from_value(needed).unwrap_or_default();
     McpError::missing_required_client_capability(required)
 }
 

@@ -36,7 +36,6 @@ use super::skills;
 use crate::access::Kind;
 
 use super::tasks;
-use crate::runtime::grants::meta::APP_MIME_TYPE;
 use crate::runtime::sandbox::MetaSink;
 use crate::runtime::sandbox::budget::OutputHold;
 use crate::runtime::{CallError, CompletionTarget};
@@ -431,12 +430,7 @@ impl Session {
             Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
             Ok(read) => {
                 let contents = read.map_err(request_error)?;
-                if let Some(bad) = contents.iter().find(|c| !convert::app_contents_ok(c)) {
-                    return Err(McpError::internal_error(
-                        format!("`{}` is a ui:// resource but its contents are not {APP_MIME_TYPE}", bad.uri),
-                        None,
-                    ));
-                }
+                super::apps::check_app_contents(&self.state.catalog(), &contents)?;
                 Ok(ReadResourceResponse::from(convert::read_result_with(&contents, |uri| meta.take_contents(uri))?))
             }
         }

@@ -22,6 +22,7 @@
 
 mod approval;
 mod approved;
+mod apps;
 mod audited;
 mod client;
 mod convert;

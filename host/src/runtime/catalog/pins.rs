@@ -68,6 +68,9 @@ pub(crate) struct Definitions {
     /// The skills it ships (WIT 0.1.3), by URI: frontmatter and every file's digest.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     skills: BTreeMap<String, Pinned>,
+    /// Its MCP Apps, by URI: the digest of the HTML (which runs in the user's client).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    apps: BTreeMap<String, Pinned>,
 }
 
 /// One definition and its digest.
@@ -88,6 +91,8 @@ pub enum DefinitionKind {
     Instructions,
     /// A skill a plugin ships, by its URI.
     Skill,
+    /// An MCP App's HTML, by its URI.
+    App,
 }
 
 impl std::fmt::Display for DefinitionKind {
@@ -98,6 +103,7 @@ impl std::fmt::Display for DefinitionKind {
             DefinitionKind::Template => "resource template",
             DefinitionKind::Instructions => "instructions",
             DefinitionKind::Skill => "skill",
+            DefinitionKind::App => "app",
         })
     }
 }
@@ -339,6 +345,7 @@ pub(crate) fn definitions(plugin: &Plugin) -> Definitions {
                 (skill.uri.clone(), pinned(json!({ "frontmatter": skill.frontmatter, "resources": files })))
             })
             .collect(),
+        apps: metadata.apps.iter().map(|(uri, digest)| (uri.clone(), pinned(json!({ "html": digest })))).collect(),
     }
 }
 
@@ -376,6 +383,7 @@ fn changed(plugin: &str, pinned: &Definitions, now: &Definitions) -> Vec<Withhel
         (DefinitionKind::Template, &pinned.templates, &now.templates),
         (DefinitionKind::Instructions, &pinned.instructions, &now.instructions),
         (DefinitionKind::Skill, &pinned.skills, &now.skills),
+        (DefinitionKind::App, &pinned.apps, &now.apps),
     ];
     let mut withheld = Vec::new();
     for (kind, pinned, now) in kinds {

@@ -7,8 +7,9 @@ use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
+use crate::runtime::grants::meta::UI_SCHEME;
 use crate::runtime::plugin::Exports;
-use crate::runtime::plugin::metadata::Said;
+use crate::runtime::plugin::metadata::{MAX_APPS, Said};
 use crate::runtime::plugin::plain::{self, PlainFunction};
 use crate::runtime::sandbox::budget::wire_len;
 use crate::runtime::sandbox::{CallFuture, HostState};
@@ -158,12 +159,22 @@ impl Invocation for Describe {
                     let items = guest.call_describe_items(&mut *store).await?;
                     let instructions = guest.call_instructions(&mut *store).await?;
                     let skills = guest.call_skills(&mut *store).await?;
-                    // Its apps (ui:// resources) are among what it lists.
-                    let listed = match &exports.resources {
-                        Some(indices) => indices.load(&mut *store, &instance)?.call_list_resources(&mut *store).await?,
-                        None => Vec::new(),
+                    // Its apps (ui:// resources) are among what it lists; their HTML is read
+                    // now, to be pinned, and every later read must serve the same.
+                    let (listed, app_bodies) = match &exports.resources {
+                        Some(indices) => {
+                            let guest = indices.load(&mut *store, &instance)?;
+                            let listed = guest.call_list_resources(&mut *store).await?;
+                            let mut bodies = Vec::new();
+                            for resource in listed.iter().filter(|r| r.uri.starts_with(UI_SCHEME)).take(MAX_APPS) {
+                                let read = guest.call_read_resource(&mut *store, &resource.uri).await?;
+                                bodies.push((resource.uri.clone(), read));
+                            }
+                            (listed, bodies)
+                        }
+                        None => (Vec::new(), Vec::new()),
                     };
-                    Some(Said { items, instructions, skills, listed })
+                    Some(Said { items, instructions, skills, listed, app_bodies })
                 }
                 None => None,
             };

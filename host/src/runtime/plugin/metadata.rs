@@ -13,7 +13,7 @@ use anyhow::{Result, anyhow, bail};
 use serde_json::{Map, Value, json};
 
 use super::descriptors::MAX_DESCRIPTOR_BYTES;
-use crate::runtime::engine::bindings::{metadata, resources};
+use crate::runtime::engine::bindings::{metadata, resources, types};
 use crate::runtime::grants::meta::{
     APP_MIME_TYPE, MAX_ICON_SRC_BYTES, MAX_ICONS, MetaPlace, MetaReach, UI_SCHEME, check_meta, icon_allowed,
 };
@@ -24,6 +24,9 @@ use crate::runtime::skills::{Found, held_skills};
 pub const MAX_INSTRUCTIONS_BYTES: usize = 8 << 10;
 /// The most skill files one plugin may ship, all skills together.
 const MAX_SKILL_FILES: usize = 1024;
+/// The most apps (`ui://` resources) one plugin may serve, and the most bytes of HTML each.
+pub(crate) const MAX_APPS: usize = 64;
+const MAX_APP_BYTES: usize = 16 << 20;
 
 /// `_meta` and icons of one item.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,8 +62,9 @@ pub struct PluginMetadata {
     pub instructions: Option<String>,
     /// Its skills, served at `skill://<plugin>/<skill>/...`.
     pub(crate) skills: Found,
-    /// Its `ui://` resources, as it listed them at load (MCP Apps).
-    pub apps: BTreeSet<String>,
+    /// Its `ui://` resources (MCP Apps) as it listed them at load, each with the digest
+    /// (`sha256:` hex) of the HTML it served then: every later read must serve the same bytes.
+    pub apps: BTreeMap<String, String>,
 }
 
 /// What the `metadata` export answered, and the resources the plugin listed at load.
@@ -70,6 +74,8 @@ pub(crate) struct Said {
     pub(crate) instructions: Option<String>,
     pub(crate) skills: Vec<metadata::SkillFile>,
     pub(crate) listed: Vec<resources::Resource>,
+    /// What reading each `ui://` resource returned at load.
+    pub(crate) app_bodies: Vec<(String, Result<Vec<types::ResourceContents>, resources::ResourceError>)>,
 }
 
 /// The names a plugin's descriptors give, to check subjects against.
@@ -92,7 +98,14 @@ pub(crate) fn check(name: &str, said: Said, served: &Served<'_>, policy: &Policy
                     resource.mime_type.as_deref().unwrap_or("none")
                 );
             }
-            checked.apps.insert(resource.uri.clone());
+            let body = said
+                .app_bodies
+                .iter()
+                .find(|(uri, _)| *uri == resource.uri)
+                .map(|(_, read)| app_html(&resource.uri, read))
+                .transpose()?
+                .ok_or_else(|| anyhow!("app `{}` could not be read at load (over {MAX_APPS} apps?)", resource.uri))?;
+            checked.apps.insert(resource.uri.clone(), app_digest(body));
         }
     }
     let mut total = 0usize;
@@ -129,7 +142,7 @@ pub(crate) fn check(name: &str, said: Said, served: &Served<'_>, policy: &Policy
         let meta = meta.map_err(|why| anyhow!("the _meta of {of}: {why}"))?;
         if let Some(uri) = meta.as_ref().and_then(|m| m.get("ui")).and_then(|ui| ui.get("resourceUri")) {
             let uri = uri.as_str().unwrap_or_default();
-            if !checked.apps.contains(uri) {
+            if !checked.apps.contains_key(uri) {
                 bail!(
                     "{of} links the app `{uri}`, which is not one of this plugin's ui:// resources (list it in list-resources)"
                 );
@@ -161,6 +174,42 @@ pub(crate) fn check(name: &str, said: Said, served: &Served<'_>, policy: &Policy
     let files = said.skills.into_iter().map(|f| (f.path, Arc::<[u8]>::from(f.contents))).collect();
     checked.skills = held_skills(name, files).map_err(|why| anyhow!("its skills: {why}"))?;
     Ok(checked)
+}
+
+/// The HTML an app's read returned: one contents of its own URI, as the MIME type MCP Apps
+/// requires, bounded.
+fn app_html<'a>(
+    uri: &str,
+    read: &'a Result<Vec<types::ResourceContents>, resources::ResourceError>,
+) -> Result<&'a types::ResourceBody> {
+    let contents = match read {
+        Ok(contents) => contents,
+        Err(e) => bail!("app `{uri}` could not be read at load: {e:?}"),
+    };
+    let [only] = contents.as_slice() else {
+        bail!("app `{uri}` returned {} contents at load, not one", contents.len());
+    };
+    if only.uri != uri || only.mime_type.as_deref() != Some(APP_MIME_TYPE) {
+        bail!("app `{uri}` did not return its own URI as {APP_MIME_TYPE} at load");
+    }
+    let len = match &only.body {
+        types::ResourceBody::Text(text) => text.len(),
+        types::ResourceBody::Blob(bytes) => bytes.len(),
+    };
+    if len > MAX_APP_BYTES {
+        bail!("app `{uri}` is {len} bytes; the limit is {MAX_APP_BYTES}");
+    }
+    Ok(&only.body)
+}
+
+/// `sha256:` and the hex digest of an app's HTML bytes.
+pub fn app_digest(body: &types::ResourceBody) -> String {
+    use sha2::Digest as _;
+    let bytes = match body {
+        types::ResourceBody::Text(text) => text.as_bytes(),
+        types::ResourceBody::Blob(bytes) => bytes.as_slice(),
+    };
+    format!("sha256:{}", crate::hex::hex(&sha2::Sha256::digest(bytes)))
 }
 
 /// An icon as MCP's `Icon`, or why it may not be served.
