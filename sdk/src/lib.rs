@@ -50,12 +50,14 @@
 #![warn(missing_docs)]
 
 mod arguments;
+mod described;
 mod macros;
 mod plugin;
 mod tool;
 mod typed;
 mod uri_template;
 
+pub use described::{APP_MIME_TYPE, Subject};
 #[doc(hidden)]
 pub use macros::{__doc_text, __policy_bytes};
 pub use plugin::*;

@@ -197,8 +197,9 @@ fn rust_readme(name: &str, crate_name: &str) -> String {
 const WIT: &str = include_str!("../../../wit/plugin.wit");
 const SDK_MANIFEST: &str = include_str!("../../../sdk/Cargo.toml");
 const GUEST_WORKSPACE: &str = include_str!("../../../plugins/Cargo.toml");
-const SDK_SOURCES: [(&str, &str); 7] = [
+const SDK_SOURCES: [(&str, &str); 8] = [
     ("mcpbox-sdk/src/arguments.rs", include_str!("../../../sdk/src/arguments.rs")),
+    ("mcpbox-sdk/src/described.rs", include_str!("../../../sdk/src/described.rs")),
     ("mcpbox-sdk/src/lib.rs", include_str!("../../../sdk/src/lib.rs")),
     ("mcpbox-sdk/src/macros.rs", include_str!("../../../sdk/src/macros.rs")),
     ("mcpbox-sdk/src/plugin.rs", include_str!("../../../sdk/src/plugin.rs")),

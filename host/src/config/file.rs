@@ -10,9 +10,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub(crate) use self::credentials::{FileCredential, FileLink, FileOAuthClient, FileSecret};
+pub(crate) use self::skills::FileSkills;
 use crate::runtime::engine::CopyOnWrite;
 
 mod credentials;
+mod skills;
 
 /// The config file's schema.
 #[derive(Debug, Default, Deserialize)]
@@ -64,16 +66,6 @@ pub(crate) struct FileConfig {
     pub(crate) skills: Vec<Spanned<FileSkills>>,
     /// What the server tells clients about itself (`instructions` of `initialize`).
     pub(crate) instructions: Option<Spanned<String>>,
-}
-
-/// `[[skills]]` (docs/skills.md).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FileSkills {
-    /// A directory of skills, or one skill's directory (relative to the config).
-    pub(crate) path: PathBuf,
-    /// Path segments every skill of the directory is served under (`"acme/billing"`).
-    pub(crate) prefix: Option<String>,
 }
 
 /// `[audit]` (docs/audit.md).

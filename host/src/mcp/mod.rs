@@ -40,6 +40,7 @@ mod observe;
 mod paging;
 mod request_state;
 mod roots;
+mod running;
 mod scope;
 mod session;
 mod skills;

@@ -1,0 +1,159 @@
+//! The requests that run a plugin (`tools/call`, `resources/read`, `prompts/get`), as handled
+//! inside their spans (`observe.rs`, entered from `handler.rs`): admission, the rounds of a
+//! 2026-07-28 request, the person's yes and linked accounts first, then the catalog call in the
+//! request's scope, and the answer with the `_meta` the guest set (WIT 0.1.3).
+
+use std::sync::Arc;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, MetaObject,
+    ReadResourceRequestParams, ReadResourceResponse,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::approval::Gate;
+use super::convert;
+use super::era::Era;
+use super::errors::{request_error, tool_failure};
+use super::link::LinkFirst;
+use super::request_state::Round;
+use super::session::Session;
+use super::skills;
+use super::tasks;
+use crate::access::Kind;
+use crate::runtime::CallError;
+use crate::runtime::sandbox::MetaSink;
+use crate::runtime::sandbox::budget::OutputHold;
+
+/// The requests that run a plugin, as handled inside their spans (`observe.rs`).
+impl Session {
+    pub(crate) async fn run_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
+        let name = request.name.to_string();
+        let catalog = self.state.catalog();
+        // Unknown before any question: a client is never asked for roots to learn that.
+        if catalog.tool(&name).is_none() {
+            if crate::switched_off!("metrics.unknown-names-uncounted") {
+                crate::telemetry::metrics::metrics().tool_call("chaos", &name, "unknown", Default::default(), 0);
+            }
+            return Err(request_error(CallError::UnknownTool { name }));
+        }
+        let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let mut round =
+            Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
+        // An account the caller must link first: asked before the plugin starts.
+        match self.link_first(&context, &catalog, &name, round.as_mut()).await? {
+            None => {}
+            Some(LinkFirst::Error(error)) => return Err(error),
+            Some(LinkFirst::Result(result)) => return Ok(CallToolResponse::from(result)),
+            Some(LinkFirst::Ask(questions)) => return Ok(CallToolResponse::InputRequired(questions)),
+        }
+        // The person's yes, when the operator asks for it: before the plugin starts.
+        let approved = match self.approval_gate(&context, &catalog, &name, &arguments, round.as_mut()).await? {
+            Gate::Open(approved) => approved,
+            Gate::Refused(result) => return Ok(CallToolResponse::from(result)),
+            Gate::Ask(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+        };
+        // Used up once the call runs to an end (or goes on as a task): its answer approves it once.
+        let use_up = |ran: bool| {
+            if let (true, Some(id)) = (ran, &approved) {
+                self.state.approvals.use_up(id);
+            }
+        };
+        if let Some((policy, plugin)) = catalog.task_policy(&name) {
+            // extensions/tasks §Capability Negotiation: a task only for a request that declared
+            // the extension (legacy sessions never can); a tool that must be one is refused.
+            let era = Era::of(&context);
+            if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
+                let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
+                use_up(true);
+                return self.call_tool_as_task(name, arguments, round, tool, context).await;
+            }
+            if policy.required && !crate::switched_off!("tasks.required-refused") {
+                return Err(tasks::extension_required());
+            }
+        }
+        // The result's share of the output all calls may hold is kept until it is converted.
+        let hold = OutputHold::default();
+        let called =
+            self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
+        let called = called.await?;
+        use_up(called.is_ok());
+        let result = match called {
+            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
+            Ok(Ok(result)) => {
+                let mut result = convert::call_result(result, Era::of(&context).dialect())?;
+                result.meta = meta.take_result().map(MetaObject);
+                result
+            }
+            Ok(Err(error)) => tool_failure(&name, error)?,
+        };
+        Ok(CallToolResponse::from(result))
+    }
+
+    pub(crate) async fn run_read(
+        &self,
+        request: ReadResourceRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
+        if request.uri.starts_with(skills::SKILL_SCHEME) {
+            return Ok(ReadResourceResponse::from(self.read_skill_file(&request.uri, &context)?));
+        }
+        let catalog = self.state.catalog();
+        let uri = request.uri;
+        let _pass = self.admit(&context, &catalog, Kind::Resource, &uri).await?;
+        let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
+        let hold = OutputHold::default();
+        let held = &hold;
+        let read =
+            self.with_scope(
+                &context,
+                round,
+                |scope| async move { catalog.read_resource(&uri, &scope.holding(held)).await },
+            );
+        match read.await? {
+            Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
+            Ok(read) => {
+                let contents = read.map_err(request_error)?;
+                super::apps::check_app_contents(&self.state.catalog(), &contents)?;
+                Ok(ReadResourceResponse::from(convert::read_result_with(&contents, |uri| meta.take_contents(uri))?))
+            }
+        }
+    }
+
+    pub(crate) async fn run_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let meta = Arc::new(MetaSink::default());
+        context.extensions.insert(meta.clone());
+        let catalog = self.state.catalog();
+        let name = request.name;
+        let _pass = self.admit(&context, &catalog, Kind::Prompt, &name).await?;
+        let raw_arguments = request.arguments.unwrap_or_default();
+        let round =
+            Round::of(&context, "prompts/get", &name, &raw_arguments, request.request_state, request.input_responses);
+        let arguments = convert::prompt_arguments(raw_arguments);
+        let hold = OutputHold::default();
+        let got = self.with_scope(&context, round, |scope| catalog.get_prompt(&name, arguments, scope.holding(&hold)));
+        match got.await? {
+            Err(questions) => Ok(GetPromptResponse::InputRequired(questions)),
+            Ok(got) => {
+                let result = got.map_err(request_error)?;
+                let mut result = convert::prompt_result(&result, Era::of(&context).dialect())?;
+                result.meta = meta.take_result().map(MetaObject);
+                Ok(GetPromptResponse::from(result))
+            }
+        }
+    }
+}
