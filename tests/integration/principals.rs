@@ -280,3 +280,43 @@ async fn a_plugin_learns_who_calls_only_where_the_operator_says_so() {
         assert!(!called.to_string().contains(&token));
     }
 }
+
+/// MCP Apps: an app is part of its tool. A principal entitled to a tool reads the app its
+/// `ui.resourceUri` links (listed and read), though no resource rule names `ui://`; one
+/// entitled only to another tool of the plugin does not.
+#[tokio::test]
+async fn a_tool_entitles_the_app_it_links_and_nothing_more() {
+    let provider = Provider::start();
+    let rules = "[[auth.entitlements]]\nscope = \"tools:read\"\ntools = [\"meta.tag\"]\n\
+                 [[auth.entitlements]]\nscope = \"files\"\ntools = [\"meta.ask\"]\n";
+    let (_server, url, _config) = serve(&provider, rules, &["meta"]);
+    let bob = provider.token("bob", "tools:read", Some(&url)).await;
+    let ada = provider.token("ada", "files", Some(&url)).await;
+    // `resources/read` names its URI in `Mcp-Name` (SEP-2243).
+    let read = |token: String| {
+        let url = url.clone();
+        async move {
+            let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read",
+                "params": modern(json!({ "uri": "ui://meta/app" })) });
+            let bearer = format!("Bearer {token}");
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "resources/read"),
+                ("mcp-name", "ui://meta/app"),
+                ("authorization", bearer.as_str()),
+            ];
+            answer(post(&url, &body, &headers).await).await
+        }
+    };
+    let bobs = read(bob.clone()).await;
+    assert!(bobs["result"]["contents"][0]["text"].as_str().unwrap_or_default().contains("meta's app"), "{bobs}");
+    let listed = answer(request(&url, &bob, "resources/list", json!({})).await).await;
+    let uris: Vec<&str> =
+        listed["result"]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["ui://meta/app"], "{listed}");
+    let adas = read(ada.clone()).await;
+    // As unknown as a URI nobody serves (2026-07-28: -32602).
+    assert_eq!(adas["error"]["message"], "no plugin has a resource at `ui://meta/app`", "{adas}");
+    let listed = answer(request(&url, &ada, "resources/list", json!({})).await).await;
+    assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
+}

@@ -53,6 +53,23 @@ impl Access {
         self.verdict(principal, item) == Verdict::Allowed
     }
 
+    /// Whether `principal` may use the `kind` `name` of `catalog`, where an MCP App is part of
+    /// its tool (extensions/apps: the client reads a tool's `ui.resourceUri` to show its
+    /// result): a principal who may use a tool may read the app it links, though no resource
+    /// rule names it. Nothing else is widened: the app's plugin serves both.
+    pub(crate) fn verdict_in(&self, principal: &Principal, catalog: &Catalog, kind: Kind, name: &str) -> Verdict {
+        let verdict = self.verdict(principal, item(catalog, kind, name));
+        if kind != Kind::Resource || verdict == Verdict::Allowed {
+            return verdict;
+        }
+        match app_tool(catalog, name) {
+            Some(tool) if self.verdict(principal, item(catalog, Kind::Tool, tool)) == Verdict::Allowed => {
+                Verdict::Allowed
+            }
+            _ => verdict,
+        }
+    }
+
     /// Counts a call of `principal` as running, or says which limit refuses it; `None` when
     /// no limit is configured.
     pub(crate) fn start_call(&self, principal: &Principal) -> Result<Option<Running>, LimitRefusal> {
@@ -73,6 +90,18 @@ impl Access {
 /// `insufficient_scope`, `not_entitled` (answered as unknown), or the limit that refused it.
 pub(crate) fn refused_because(reason: &'static str) {
     crate::telemetry::metrics::metrics().principal_refusals.with_label_values(&[reason]).inc();
+}
+
+/// The tool (its served name) whose MCP App is at `uri`: a tool of the plugin that owns `uri`
+/// whose `_meta.ui.resourceUri` names it.
+pub(crate) fn app_tool<'a>(catalog: &'a Catalog, uri: &str) -> Option<&'a str> {
+    let owner = catalog.resource_owner(uri)?;
+    let metadata = &catalog.plugins().get(owner)?.metadata;
+    let links = |local: &str| {
+        let meta = metadata.tools.get(local).and_then(|item| item.meta.as_ref());
+        meta.and_then(|m| m.get("ui")).and_then(|ui| ui.get("resourceUri")).and_then(|u| u.as_str()) == Some(uri)
+    };
+    catalog.tools().iter().find(|e| e.plugin == owner && links(&e.item.descriptor.name)).map(|e| e.name.as_str())
 }
 
 /// The item a request names in `catalog`: a tool or prompt by its name, a resource by its URI

@@ -62,7 +62,7 @@ impl Session {
             }
         }
         let item = access::item(catalog, kind, name);
-        match access.verdict(&principal, item) {
+        match access.verdict_in(&principal, catalog, kind, name) {
             Verdict::Allowed => {}
             Verdict::Refused { scope } => {
                 access::refused_because("insufficient_scope");

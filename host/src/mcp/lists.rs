@@ -16,7 +16,7 @@ use super::errors::request_error;
 use super::gate;
 use super::paging::page;
 use super::session::Session;
-use crate::access::{Item, Kind};
+use crate::access::{Item, Kind, Verdict};
 
 /// List results of static things (tools, prompts, templates) may be cached this long by
 /// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
@@ -111,6 +111,7 @@ impl Session {
             all.retain(|(index, resource)| {
                 let plugin = catalog.plugins().get(*index).map(|p| &*p.name);
                 access.lists(&principal, Item { kind: Kind::Resource, name: &resource.uri, plugin })
+                    || access.verdict_in(&principal, &catalog, Kind::Resource, &resource.uri) == Verdict::Allowed
             });
         }
         // `skill://` is the host's: a plugin's resource there is not listed (nor read).

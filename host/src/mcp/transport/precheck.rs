@@ -131,7 +131,7 @@ impl Precheck {
         };
         let catalog = self.state.catalog();
         let item = access::item(&catalog, kind, &name);
-        if let Verdict::Refused { scope } = access.verdict(principal, item) {
+        if let Verdict::Refused { scope } = access.verdict_in(principal, &catalog, kind, &name) {
             access::refused_because("insufficient_scope");
             let description = access::refusal_description(item, scope.as_deref());
             tracing::info!("{description}");
