@@ -246,3 +246,30 @@ fn an_apps_html_is_pinned_and_served_only_as_pinned() {
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("plugin `meta` served other HTML for `ui://meta/app` than when it loaded"), "{refused}");
 }
+
+/// The `_meta` a guest sets reaches its result when the call goes on as a task too (stored
+/// with the task, read by `tasks/get`).
+#[test]
+fn a_tasks_result_carries_the_meta_its_guest_set() {
+    let (mut server, _config) = start_meta("ok", "\n[plugin.meta.tasks.tag]\nafter_ms = 0\nrequired = true\n");
+    let mut meta = crate::common::modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let created = server.result(
+        "tools/call",
+        json!({ "name": "meta.tag", "arguments": { "meta": "{\"com.example/trace\": \"task\"}" }, "_meta": meta }),
+    );
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let done = loop {
+        let task = server.result("tasks/get", json!({ "taskId": id, "_meta": meta }));
+        if task["status"] == "completed" || std::time::Instant::now() > end {
+            break task;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(text(&done["result"]), "accepted", "{done}");
+    assert_eq!(done["result"]["_meta"], json!({ "com.example/trace": "task" }), "{done}");
+}

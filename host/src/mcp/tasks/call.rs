@@ -32,8 +32,8 @@ use crate::mcp::scope::OpenRound;
 use crate::mcp::session::Session;
 use crate::runtime::engine::bindings::tools::CallResult;
 use crate::runtime::grants::plugin_config::ToolTasks;
-use crate::runtime::sandbox::GuestEvent;
 use crate::runtime::sandbox::budget::OutputHold;
+use crate::runtime::sandbox::{GuestEvent, MetaSink};
 use crate::runtime::tasks::{TaskChange, TaskState, TaskStoreError};
 use crate::runtime::{CallError, CallScope};
 
@@ -100,6 +100,7 @@ impl Session {
             return Err(McpError::internal_error(format!("cannot start a task for `{name}`: {refused}"), None));
         }
         let principal = self.principal(&context);
+        let meta = Arc::new(MetaSink::default());
         let scope = CallScope {
             grants: open.view.grants.clone(),
             client_roots: open.view.client_roots.clone(),
@@ -113,14 +114,22 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
-            // A task's result is stored and read later; `_meta` set by the guest is not kept.
-            meta: None,
+            // The `_meta` the guest sets goes with the result, stored in the task or returned.
+            meta: Some(meta.clone()),
             effects: crate::mcp::audited::effects(&context),
         };
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();
         let audit = crate::mcp::audited::of(&context);
-        let run = run(self.state.catalog(), name.clone(), arguments, scope, shared.clone(), dialect, finished_send);
+        let run = run(
+            self.state.catalog(),
+            name.clone(),
+            arguments,
+            scope,
+            shared.clone(),
+            (dialect, meta.clone()),
+            finished_send,
+        );
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             if let Some((id, outcome)) = run.await
@@ -153,7 +162,7 @@ impl Session {
                     if let Some(questions) = open.unanswered(&self.state.state_keys)? {
                         return Ok(CallToolResponse::InputRequired(questions));
                     }
-                    return call_outcome(&name, outcome, dialect).map(CallToolResponse::from);
+                    return call_outcome(&name, outcome, dialect, &meta).map(CallToolResponse::from);
                 }
                 () = &mut threshold, if armed => {
                     armed = false;
@@ -183,7 +192,7 @@ async fn run(
     arguments: String,
     mut scope: CallScope,
     shared: Arc<Shared>,
-    dialect: Dialect,
+    (dialect, meta): (Dialect, Arc<MetaSink>),
     finished: oneshot::Sender<Finished>,
 ) -> Option<(String, &'static str)> {
     let hold = OutputHold::default();
@@ -202,7 +211,7 @@ async fn run(
     let (state, message) = if shared.cancelled_by_client.load(Ordering::Acquire) {
         (TaskState::Cancelled, "cancelled by the client".to_owned())
     } else {
-        task_outcome(&name, outcome, dialect)
+        task_outcome(&name, outcome, dialect, &meta)
     };
     let ended = match &state {
         TaskState::Completed(_) => "completed",
@@ -225,8 +234,13 @@ async fn run(
 
 /// A finished call as the task's state (extensions/tasks §Task Execution Errors): a result,
 /// `isError` included, is `completed`; a JSON-RPC error is `failed`.
-fn task_outcome(name: &str, outcome: Result<CallResult, CallError>, dialect: Dialect) -> (TaskState, String) {
-    match call_outcome(name, outcome, dialect)
+fn task_outcome(
+    name: &str,
+    outcome: Result<CallResult, CallError>,
+    dialect: Dialect,
+    meta: &MetaSink,
+) -> (TaskState, String) {
+    match call_outcome(name, outcome, dialect, meta)
         .and_then(|result| serde_json::to_value(result).map_err(|e| McpError::internal_error(e.to_string(), None)))
     {
         Ok(Value::Object(result)) => {
@@ -241,15 +255,20 @@ fn task_outcome(name: &str, outcome: Result<CallResult, CallError>, dialect: Dia
     }
 }
 
-/// A finished call as `tools/call` answers it: its result (a failure the model should see as
-/// one with `isError`), or the JSON-RPC error.
+/// A finished call as `tools/call` answers it: its result with the `_meta` the guest set (a
+/// failure the model should see as one with `isError`), or the JSON-RPC error.
 fn call_outcome(
     name: &str,
     outcome: Result<CallResult, CallError>,
     dialect: Dialect,
+    meta: &MetaSink,
 ) -> Result<rmcp::model::CallToolResult, McpError> {
     match outcome {
-        Ok(result) => convert::call_result(result, dialect),
+        Ok(result) => {
+            let mut result = convert::call_result(result, dialect)?;
+            result.meta = meta.take_result().map(rmcp::model::MetaObject);
+            Ok(result)
+        }
         Err(error) => tool_failure(name, error),
     }
 }
