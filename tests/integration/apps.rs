@@ -52,6 +52,19 @@ fn a_plugin_ships_an_app_an_icon_instructions_and_a_skill() {
     assert_eq!(skill["skill"]["frontmatter"]["name"], "text-survey");
     let manifest = server.result("resources/read", json!({ "uri": "skill://textstats/text-survey/SKILL.md" }));
     assert!(text_of(&manifest).contains("Call `textstats.stats` on the directory first"), "{manifest}");
+
+    // `mcpbox inspect` shows them before anyone serves the plugin: the app, with the digest of
+    // the HTML that is pinned, the skill, the instructions, the tool's `_meta` and icons.
+    let inspected = crate::common::mcpbox("inspect").arg("--json").arg(plugin("textstats")).output().unwrap();
+    assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
+    let described: Value = serde_json::from_slice(&inspected.stdout).unwrap();
+    assert_eq!(described["apps"][0]["uri"], "ui://textstats/chart");
+    assert_eq!(described["apps"][0]["tools"], json!(["textstats.stats"]));
+    assert!(described["apps"][0]["html"].as_str().unwrap().starts_with("sha256:"), "{described}");
+    assert_eq!(described["skills"], json!(["skill://textstats/text-survey/SKILL.md"]));
+    assert!(described["instructions"].as_str().unwrap().starts_with("Survey a directory"), "{described}");
+    let sha = described["tools"].as_array().unwrap().iter().find(|t| t["name"] == "textstats.sha256").unwrap();
+    assert_eq!(sha["icons"][0]["mimeType"], "image/svg+xml", "{sha}");
 }
 
 fn text_of(read: &Value) -> String {

@@ -52,6 +52,22 @@ pub(crate) struct Description {
     resources_error: Option<String>,
     resource_templates: Vec<TemplateView>,
     prompts: Vec<PromptView>,
+    /// What it says beyond its descriptors (WIT 0.1.3): MCP Apps with their HTML's digest,
+    /// the skills it ships, what it adds to the server's instructions.
+    apps: Vec<AppView>,
+    skills: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AppView {
+    uri: String,
+    /// The tools whose `_meta.ui.resourceUri` names it.
+    tools: Vec<String>,
+    /// `sha256:` of the HTML it served at load (what is pinned).
+    html: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -62,6 +78,10 @@ struct ToolView {
     description: Option<String>,
     input_schema: Map<String, Value>,
     output_schema: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    icons: Vec<Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -132,6 +152,8 @@ pub(crate) async fn describe(
                 description: t.descriptor.description.clone(),
                 input_schema: t.input_schema.clone(),
                 output_schema: t.output_schema.clone(),
+                meta: loaded.metadata.tools.get(&t.descriptor.name).and_then(|m| m.meta.clone()),
+                icons: loaded.metadata.tools.get(&t.descriptor.name).map(|m| m.icons.clone()).unwrap_or_default(),
             })
             .collect(),
         resources: resources
@@ -161,6 +183,27 @@ pub(crate) async fn describe(
                     .collect(),
             })
             .collect(),
+        apps: loaded
+            .metadata
+            .apps
+            .iter()
+            .map(|(uri, html)| AppView {
+                uri: uri.clone(),
+                tools: loaded
+                    .metadata
+                    .tools
+                    .iter()
+                    .filter(|(_, item)| {
+                        let ui = item.meta.as_ref().and_then(|m| m.get("ui"));
+                        ui.and_then(|ui| ui.get("resourceUri")).and_then(Value::as_str) == Some(uri)
+                    })
+                    .map(|(name, _)| prefixed(name))
+                    .collect(),
+                html: html.clone(),
+            })
+            .collect(),
+        skills: loaded.metadata.skills.iter().map(|(skill, _)| skill.uri.clone()).collect(),
+        instructions: loaded.metadata.instructions.clone(),
     })
 }
 
@@ -201,6 +244,37 @@ impl Description {
                 p.arguments.iter().map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" })).collect();
             let _ =
                 writeln!(out, "  {}({}): {}", p.name, args.join(", "), p.description.as_deref().unwrap_or_default());
+        }
+        if !self.apps.is_empty() {
+            let _ = writeln!(
+                out,
+                "
+apps ({}), run in the client's sandboxed iframe:",
+                self.apps.len()
+            );
+            for app in &self.apps {
+                let _ = writeln!(out, "  {} for {} (HTML {})", app.uri, app.tools.join(", "), app.html);
+            }
+        }
+        if !self.skills.is_empty() {
+            let _ = writeln!(
+                out,
+                "
+skills ({}):",
+                self.skills.len()
+            );
+            for skill in &self.skills {
+                let _ = writeln!(out, "  {skill}");
+            }
+        }
+        if let Some(instructions) = &self.instructions {
+            let _ = writeln!(
+                out,
+                "
+instructions:
+  {}",
+                instructions.replace('\n', "\n  ")
+            );
         }
         out
     }
