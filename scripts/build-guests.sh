@@ -33,7 +33,7 @@ mkdir -p "$root/target/test-set"
 for plugin in fs conformance textstats; do
   put "$out/$plugin.wasm" "$root/target/test-set"
 done
-for fixture in fs conformance chaos tools_only hello net unknown_import echo plain bad_schema squatter overflow liar wit_0_1_0 rounds meta; do
+for fixture in fs conformance chaos tools_only hello net unknown_import echo plain bad_schema squatter overflow liar wit_0_1_0 rounds meta composer; do
   put "$out/$fixture.wasm" "$root/target/test-plugins"
 done
 if [ "${MCPBOX_TEST_FAILPOINTS:-}" = 1 ]; then

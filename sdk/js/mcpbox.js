@@ -14,7 +14,7 @@
 // can correct. A function returns a string (text), an object (structured content), content
 // blocks, or a `CallResult`; a thrown error becomes a result with `isError: true`.
 
-import * as host from 'mcpbox:plugin/host@0.1.3';
+import * as host from 'mcpbox:plugin/host@0.1.4';
 
 // --- schemas ------------------------------------------------------------------------------
 
@@ -330,6 +330,27 @@ export function resultMeta(meta) {
  * `{ ui: { csp: {...} } }`, which must stay within the plugin's grants. */
 export function contentsMeta(uri, meta) {
   host.contentsMeta(uri, JSON.stringify(meta));
+}
+
+/** The tools this call may call with `callTool` (WIT 0.1.4): those the operator lists in
+ * `[plugin.NAME] may_call` that the caller may use and a model may call, as
+ * `{ name, description, inputSchema, outputSchema }`. */
+export function callableTools() {
+  return host.callableTools().map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: JSON.parse(tool.inputSchema),
+    outputSchema: tool.outputSchema === undefined ? undefined : JSON.parse(tool.outputSchema),
+  }));
+}
+
+/** Calls another served tool through the host (WIT 0.1.4), as the client would call it for the
+ * same principal, and returns its MCP `CallToolResult` (a tool that failed returns
+ * `{ isError: true, ... }`). Throws the host's refusal: a tool not in `[plugin.NAME] may_call`,
+ * not the caller's to use, unknown, a cycle, too many calls. The callee runs with its own
+ * grants, never this plugin's. */
+export function callTool(name, args = {}) {
+  return JSON.parse(host.callTool(name, JSON.stringify(args)));
 }
 
 /** Everything a plugin offers. Register with the methods, then export with

@@ -287,6 +287,33 @@ def detach(status: str | None = None) -> None:
         raise RuntimeError(error.value) from None
 
 
+def callable_tools() -> list:
+    """The tools this call may call with `call_tool` (WIT 0.1.4): those the operator lists in
+    `[plugin.NAME] may_call` that the caller may use and a model may call, as dicts with
+    `name`, `description`, `input_schema` and `output_schema`."""
+    return [
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": json.loads(tool.input_schema),
+            "output_schema": json.loads(tool.output_schema) if tool.output_schema is not None else None,
+        }
+        for tool in wit_host.callable_tools()
+    ]
+
+
+def call_tool(name: str, arguments: dict | None = None) -> dict:
+    """Calls another served tool through the host (WIT 0.1.4), as the client would call it for
+    the same principal, and returns its MCP `CallToolResult` as a dict (a tool that failed
+    returns `{"isError": True, ...}`). Raises RuntimeError with the host's refusal: a tool not
+    in `[plugin.NAME] may_call`, not the caller's to use, unknown, a cycle, too many calls. The
+    callee runs with its own grants, never this plugin's."""
+    try:
+        return json.loads(wit_host.call_tool(name, json.dumps(arguments or {})))
+    except Err as error:
+        raise RuntimeError(error.value) from None
+
+
 # --- schemas from type hints ---------------------------------------------------------------
 
 _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}

@@ -376,4 +376,30 @@ pub mod host {
     pub fn detach(status: Option<&str>) -> Result<(), crate::Error> {
         imports::detach(status).map_err(crate::Error::failed)
     }
+
+    /// A served tool this call may call (since WIT 0.1.4).
+    pub use imports::CallableTool;
+
+    /// The tools this call may call with [`call_tool`] (since WIT 0.1.4): those the operator
+    /// lists in `[plugin.NAME] may_call` that the caller may use and a model may call.
+    pub fn callable_tools() -> Vec<CallableTool> {
+        imports::callable_tools()
+    }
+
+    /// Calls another served tool through the host (since WIT 0.1.4), as the client would call
+    /// it for the same principal, and returns its MCP `CallToolResult` as JSON (a tool that
+    /// failed returns `{"isError": true, ...}`). `Err` is the host's refusal: a tool not in
+    /// `[plugin.NAME] may_call`, not the caller's to use, unknown, a cycle, or too many calls.
+    /// The callee runs with its own grants, never this plugin's.
+    ///
+    /// ```no_run
+    /// let result = mcpbox_sdk::host::call_tool("textstats.stats", &serde_json::json!({ "text": "a b a" }))?;
+    /// let words = &result["structuredContent"]["words"];
+    /// # Ok::<(), mcpbox_sdk::Error>(())
+    /// ```
+    pub fn call_tool(name: &str, arguments: &serde_json::Value) -> Result<serde_json::Value, crate::Error> {
+        let result = imports::call_tool(name, &arguments.to_string()).map_err(crate::Error::failed)?;
+        serde_json::from_str(&result)
+            .map_err(|e| crate::Error::failed(format!("the host sent a result that is not JSON: {e}")))
+    }
 }

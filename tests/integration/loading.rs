@@ -77,8 +77,8 @@ fn inspect_shows_exports_imports_and_descriptors() {
     let output = mcpbox("inspect").args(["--json"]).arg(fixture("conformance")).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let description: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert!(description["exports"].as_array().unwrap().contains(&json!("mcpbox:plugin/tools@0.1.3")));
-    assert!(description["imports"].as_array().unwrap().contains(&json!("mcpbox:plugin/host@0.1.3")));
+    assert!(description["exports"].as_array().unwrap().contains(&json!("mcpbox:plugin/tools@0.1.4")));
+    assert!(description["imports"].as_array().unwrap().contains(&json!("mcpbox:plugin/host@0.1.4")));
     assert!(description["tools"].as_array().unwrap().iter().any(|t| t["name"] == "conformance.test_simple_text"));
     assert_eq!(description["resourceTemplates"][0]["uriTemplate"], "test://template/{id}/data");
     assert!(

@@ -16,6 +16,7 @@ mod budget;
 mod cli;
 mod common;
 mod compile_bounds;
+mod composition;
 mod credentials;
 mod deploy;
 mod descriptors;

@@ -320,3 +320,30 @@ async fn a_tool_entitles_the_app_it_links_and_nothing_more() {
     let listed = answer(request(&url, &ada, "resources/list", json!({})).await).await;
     assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
 }
+
+/// Tools that call tools (docs/composition.md): the inner call is made for the client's
+/// principal (the callee learns who, where the operator lets it), only within that principal's
+/// entitlements, and a composer lists only what the principal may use.
+#[tokio::test]
+async fn an_inner_call_is_made_for_the_same_principal_within_its_entitlements() {
+    let provider = Provider::start();
+    let rules = "[plugin.chaos]\ncaller = true\n[plugin.composer]\nmay_call = [\"chaos.*\"]\n\
+                 [[auth.entitlements]]\nscope = \"tools:read\"\ntools = [\"composer.*\", \"chaos.caller\"]\n";
+    let (_server, url, _config) = serve(&provider, rules, &["composer", "chaos"]);
+    let ada = provider.token("ada", "tools:read", Some(&url)).await;
+    let text_of = |answer: &Value| answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+
+    let called = answer(call(&url, &ada, "composer.call", json!({ "tool": "chaos.caller" })).await).await;
+    let inner: Value = serde_json::from_str(&text_of(&called)).unwrap_or_else(|_| panic!("{called}"));
+    let said: Value = serde_json::from_str(inner["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(said["subject"], "ada", "{said}");
+    assert!(!called.to_string().contains(&ada), "the token never reaches a plugin");
+
+    // chaos.echo is served, not entitled to ada: as unknown to her composer as to her.
+    let refused =
+        answer(call(&url, &ada, "composer.call", json!({ "tool": "chaos.echo", "arguments": { "value": 1 } })).await)
+            .await;
+    assert_eq!(text_of(&refused), "refused: unknown tool `chaos.echo`", "{refused}");
+    let listed = answer(call(&url, &ada, "composer.callable", json!({})).await).await;
+    assert_eq!(text_of(&listed), "chaos.caller", "{listed}");
+}

@@ -322,6 +322,8 @@ pub(crate) struct FilePlugin {
     /// The browser permissions its MCP Apps may ask for (docs/apps.md).
     #[serde(default)]
     pub(crate) ui_permissions: Vec<Spanned<String>>,
+    /// The served tools it may call through the host (docs/composition.md).
+    pub(crate) may_call: Option<Spanned<Vec<String>>>,
     /// Its resource templates that get their URIs when another plugin's template could match
     /// them too (otherwise neither serves them).
     pub(crate) owns: Option<Vec<String>>,

@@ -14,6 +14,7 @@ use super::secrets::Secrets;
 use crate::runtime::grants::approve::Approve;
 use crate::runtime::grants::credentials::{Credential, Origin, Placement, Template};
 use crate::runtime::grants::limits;
+use crate::runtime::grants::may_call::MayCall;
 use crate::runtime::grants::plugin_config::{PluginConfig, PluginConfigs, TaskPolicy, ToolTasks};
 use crate::runtime::grants::policy::{HostPattern, NetworkPolicy, PluginDir, Policy};
 use crate::runtime::grants::roots::AllowedDir;
@@ -144,7 +145,21 @@ fn policy(
         host_paths: section.host_paths.unwrap_or(false),
         caller: section.caller.unwrap_or(false),
         ui_permissions: ui_permissions(file, name, section, problems),
+        may_call: may_call(file, name, section, problems),
     }
+}
+
+/// `may_call = ["plugin.tool", "plugin.*"]`: served names, a `*` only at the end.
+fn may_call(file: &ConfigFile, name: &str, section: &FilePlugin, problems: &mut Problems) -> MayCall {
+    let Some(spanned) = &section.may_call else { return MayCall::default() };
+    let patterns = spanned.get_ref();
+    if let Some(bad) = patterns.iter().find(|t| t.is_empty() || t.trim_end_matches('*').contains('*')) {
+        problems.take::<()>(Err(anyhow!(
+            "{}: [plugin.{name}] may_call: `{bad}` is not a served tool name (a `*` may only end one)",
+            file.at(spanned.span())
+        )));
+    }
+    MayCall::new(patterns.clone())
 }
 
 /// `ui_permissions`: each one MCP Apps defines.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     ClientCapabilities, CreateMessageResult, ElicitResult, InputRequest, InputRequests, InputResponses,
@@ -310,6 +310,53 @@ impl ClientRequests for ReplayClient {
 
     fn saved_state(&self) -> Option<Vec<u8>> {
         self.saved_before.clone()
+    }
+}
+
+/// The questions of an inner call (`compose.rs`): asked through the calling call's client, each
+/// under a key of the inner call's own (`call<place>.<key>`), so that a call whose result is
+/// replayed in a later round, and asks nothing then, moves no other question's key. An inner
+/// call keeps no state for later rounds (its result is kept instead) and never becomes a task.
+pub(crate) struct InnerClient {
+    outer: Arc<dyn ClientRequests>,
+    prefix: String,
+    asked: AtomicUsize,
+}
+
+impl InnerClient {
+    /// The client of the inner call at `place` in its request's order of calls.
+    pub(crate) fn new(outer: Arc<dyn ClientRequests>, place: usize) -> InnerClient {
+        InnerClient { outer, prefix: format!("call{place}."), asked: AtomicUsize::new(0) }
+    }
+}
+
+impl ClientRequests for InnerClient {
+    fn ask(&self, questions: Vec<Question>) -> BoxFuture<'static, Result<Vec<Result<Value, String>>, ClientError>> {
+        let questions = questions
+            .into_iter()
+            .map(|mut question| {
+                let number = self.asked.fetch_add(1, Ordering::Relaxed);
+                let key = match question.key.take() {
+                    Some(key) => key,
+                    None => format!("{}-{number}", capability_name(question.method)),
+                };
+                question.key = Some(format!("{}{key}", self.prefix));
+                question
+            })
+            .collect();
+        self.outer.ask(questions)
+    }
+
+    fn offers(&self, method: ClientMethod) -> bool {
+        self.outer.offers(method)
+    }
+
+    fn detach(&self, _status_message: Option<String>) -> BoxFuture<'static, Result<(), String>> {
+        let refusal = "a call made by another tool cannot become a task (the calling tool can)";
+        if crate::switched_off!("compose.inner-detach-refused") {
+            return self.outer.detach(_status_message);
+        }
+        Box::pin(std::future::ready(Err(refusal.to_owned())))
     }
 }
 

@@ -15,6 +15,8 @@
 //!   that go on as tasks);
 //! - `gate`: where the handler applies access control (`crate::access`: tokens, principals,
 //!   entitlements, limits) and words its refusals as JSON-RPC errors;
+//! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
+//!   the client's own, its completed results kept across a request's rounds;
 //! - `approval`: the person's yes before a call of a tool the operator marked, and `link`:
 //!   the account a call needs linked first, both asked before the plugin starts;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
@@ -25,6 +27,7 @@ mod approved;
 mod apps;
 mod audited;
 mod client;
+mod compose;
 mod convert;
 mod era;
 mod errors;

@@ -129,6 +129,24 @@ struct Payload<'a> {
     /// mcpbox's own approval of the call, when it needs one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     approval: Option<Approval>,
+    /// The inner calls (`host.call-tool`) this request's rounds completed, never run again.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    calls: Cow<'a, [Recorded]>,
+}
+
+/// One inner call a round completed (`compose.rs`): the next round gets its result back
+/// instead of running it again, where the same tool is called with the same arguments at the
+/// same place in the order of calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Recorded {
+    /// Its place among the request's inner calls, in the order they started.
+    pub(crate) at: usize,
+    /// How many places it and the calls it made took (a replayed call makes none).
+    pub(crate) places: usize,
+    /// A digest of the tool's name and its arguments.
+    pub(crate) call: String,
+    /// Its `CallToolResult`.
+    pub(crate) result: serde_json::Value,
 }
 
 /// What a round's `requestState` and `inputResponses` give the call.
@@ -140,6 +158,8 @@ pub(crate) struct Carried {
     pub(crate) saved: Option<Vec<u8>>,
     /// Where mcpbox's own approval of the call stood.
     pub(crate) approval: Option<Approval>,
+    /// The inner calls completed in earlier rounds.
+    pub(crate) calls: Vec<Recorded>,
 }
 
 /// The keys that seal and open `requestState`.
@@ -201,12 +221,14 @@ impl StateKeys {
         Ok(StateKeys { keys, ttl, random })
     }
 
-    /// `answers` and the plugin's `saved` state sealed for `round`'s request.
+    /// `answers`, the plugin's `saved` state and the inner `calls` completed so far, sealed for
+    /// `round`'s request.
     pub(crate) fn seal(
         &self,
         round: &Round,
         answers: &InputResponses,
         saved: Option<&[u8]>,
+        calls: &[Recorded],
     ) -> Result<String, McpError> {
         let payload = Payload {
             v: 1,
@@ -216,6 +238,7 @@ impl StateKeys {
             answers: Cow::Borrowed(answers),
             saved: saved.map(|bytes| STANDARD.encode(bytes)),
             approval: round.approval.clone(),
+            calls: Cow::Borrowed(calls),
         };
         let mut sealed = serde_json::to_vec(&payload)
             .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
@@ -232,8 +255,8 @@ impl StateKeys {
         if text.len() > MAX_STATE_BYTES {
             return Err(McpError::internal_error(
                 format!(
-                    "the answers so far and the plugin's saved state take {} bytes sealed, over the \
-                     {MAX_STATE_BYTES} a request state may carry",
+                    "the answers so far, the plugin's saved state and the results of the tools it \
+                     called take {} bytes sealed, over the {MAX_STATE_BYTES} a request state may carry",
                     text.len()
                 ),
                 None,
@@ -280,7 +303,12 @@ impl StateKeys {
             .map(|text| STANDARD.decode(text))
             .transpose()
             .map_err(|_| refuse("not one this server issued"))?;
-        Ok(Carried { answers: payload.answers.into_owned(), saved, approval: payload.approval })
+        Ok(Carried {
+            answers: payload.answers.into_owned(),
+            saved,
+            approval: payload.approval,
+            calls: payload.calls.into_owned(),
+        })
     }
 
     /// Where the approval of `round`'s call stands in the state it came with (opened, so a
@@ -340,9 +368,17 @@ mod tests {
         let keys = keys();
         let request = round(&json!({ "a": 1 }));
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
-        let state = keys.seal(&request, &answers, Some(b"step 1 done")).unwrap();
+        let state = keys.seal(&request, &answers, Some(b"step 1 done"), &[]).unwrap();
         let carried = keys.open(&state, &request.digest, None).unwrap();
-        assert_eq!(carried, Carried { answers: answers.clone(), saved: Some(b"step 1 done".to_vec()), approval: None });
+        assert_eq!(
+            carried,
+            Carried {
+                answers: answers.clone(),
+                saved: Some(b"step 1 done".to_vec()),
+                approval: None,
+                calls: Vec::new()
+            }
+        );
         let other = round(&json!({ "a": 2 }));
         assert!(keys.open(&state, &other.digest, None).unwrap_err().message.contains("another request"));
         let mut bytes = URL_SAFE_NO_PAD.decode(&state).unwrap();
@@ -354,7 +390,7 @@ mod tests {
         let stranger = StateKeys::load(None, Duration::from_secs(600)).unwrap();
         assert!(stranger.open(&state, &request.digest, None).unwrap_err().message.contains("key"));
         let expired = StateKeys { ttl: Duration::ZERO, ..keys };
-        let state = expired.seal(&request, &answers, None).unwrap();
+        let state = expired.seal(&request, &answers, None, &[]).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         assert!(expired.open(&state, &request.digest, None).unwrap_err().message.contains("expired"));
     }
@@ -364,7 +400,7 @@ mod tests {
         let keys = keys();
         let mut request = round(&json!({}));
         request.principal = Some("[\"https://id\",\"ada\"]".into());
-        let state = keys.seal(&request, &InputResponses::new(), None).unwrap();
+        let state = keys.seal(&request, &InputResponses::new(), None, &[]).unwrap();
         assert!(keys.open(&state, &request.digest, request.principal.as_deref()).is_ok());
         let bob = Some("[\"https://id\",\"bob\"]");
         assert!(keys.open(&state, &request.digest, bob).unwrap_err().message.contains("another principal"));

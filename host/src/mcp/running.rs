@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::approval::Gate;
+use super::compose::CalledTool;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
@@ -36,6 +37,8 @@ impl Session {
         let meta = Arc::new(MetaSink::default());
         context.extensions.insert(meta.clone());
         let name = request.name.to_string();
+        // Its inner calls may not call it again (a cycle; `compose.rs`).
+        context.extensions.insert(CalledTool(name.clone()));
         let catalog = self.state.catalog();
         // Unknown before any question: a client is never asked for roots to learn that.
         if catalog.tool(&name).is_none() {

@@ -13,9 +13,10 @@ use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
 
 use super::client::{PeerClient, ReplayClient};
+use super::compose::{CalledTool, InnerCalls, Tree};
 use super::era::Era;
 use super::events::forward_events;
-use super::request_state::{Round, StateKeys};
+use super::request_state::{Recorded, Round, StateKeys};
 use super::roots::{self, FsView};
 use super::session::Session;
 use crate::runtime::CallScope;
@@ -29,6 +30,8 @@ pub(crate) struct OpenRound {
     round: Option<Round>,
     /// The answers so far, carried into the next round's `requestState`.
     answers: Option<InputResponses>,
+    /// The inner calls earlier rounds completed (`compose.rs`).
+    pub(crate) calls: Vec<Recorded>,
 }
 
 /// `questions` with the `answers` so far and `saved` sealed into their `requestState` (none
@@ -39,24 +42,29 @@ fn seal(
     answers: Option<&InputResponses>,
     mut questions: InputRequiredResult,
     saved: Option<Vec<u8>>,
+    calls: &[Recorded],
 ) -> Result<InputRequiredResult, McpError> {
     if let Some(round) = round {
         let empty = InputResponses::new();
-        questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref())?);
+        questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref(), calls)?);
     }
     Ok(questions)
 }
 
 impl OpenRound {
-    /// The questions the run asked that have no answer yet, sealed with its saved state; `None`
-    /// when it asked none.
-    pub(crate) fn unanswered(&self, keys: &StateKeys) -> Result<Option<InputRequiredResult>, McpError> {
+    /// The questions the run asked that have no answer yet, sealed with its saved state and the
+    /// inner calls it completed; `None` when it asked none.
+    pub(crate) fn unanswered(
+        &self,
+        keys: &StateKeys,
+        calls: &[Recorded],
+    ) -> Result<Option<InputRequiredResult>, McpError> {
         let (questions, saved) = self.replay.take_questions();
         if questions.is_empty() {
             return Ok(None);
         }
         let questions = InputRequiredResult::from_input_requests(questions);
-        seal(keys, self.round.as_ref(), self.answers.as_ref(), questions, saved).map(Some)
+        seal(keys, self.round.as_ref(), self.answers.as_ref(), questions, saved, calls).map(Some)
     }
 }
 
@@ -102,21 +110,31 @@ impl Session {
             effects: super::audited::effects(context),
             // The `_meta` the guest sets for its result, where the handler asked for it.
             meta: context.extensions.get::<Arc<MetaSink>>().cloned(),
+            tools: None,
         };
+        // The other tools its guest may call (WIT 0.1.4), with what earlier rounds completed.
+        let tree = Tree::new(opened.as_ref().map(|opened| opened.calls.clone()).unwrap_or_default());
+        let chain = context.extensions.get::<CalledTool>().map(|called| vec![called.0.clone()]).unwrap_or_default();
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());
+        let with_tools = |mut scope: CallScope| {
+            let tools = InnerCalls::new(self.clone(), context.clone(), &scope, chain, tree.clone());
+            scope.tools = Some(Arc::new(tools));
+            scope
+        };
         let output = if progress_token.is_none() && log_level.is_none() {
-            call(scope).await
+            call(with_tools(scope)).await
         } else {
             let (sender, receiver) = mpsc::unbounded_channel();
             // The sender lives in the scope, which the call drops when it ends; that ends the
             // forwarding.
             scope.events = Some(sender);
+            let scope = with_tools(scope);
             let forward = forward_events(receiver, context.peer.clone(), progress_token, log_level);
             tokio::join!(call(scope), forward).0
         };
         if let Some(opened) = opened
-            && let Some(questions) = opened.unanswered(&self.state.state_keys)?
+            && let Some(questions) = opened.unanswered(&self.state.state_keys, &tree.recorded())?
         {
             return Ok(Err(questions));
         }
@@ -136,12 +154,12 @@ impl Session {
             round.principal = self.principal(context).map(|p| p.key().to_owned());
         }
         let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
-        let (answers, saved) = carried.map(|carried| (carried.answers, carried.saved)).unzip();
-        let saved = saved.flatten();
+        let (answers, carried) = carried.map(|carried| (carried.answers, (carried.saved, carried.calls))).unzip();
+        let (saved, calls) = carried.unwrap_or_default();
         match self.modern_parts(context, answers.as_ref(), saved.clone()) {
-            Ok((view, replay)) => Ok(Ok(OpenRound { view, replay, round, answers })),
+            Ok((view, replay)) => Ok(Ok(OpenRound { view, replay, round, answers, calls })),
             // The host's own question comes first; the plugin's state stays for later.
-            Err(questions) => seal(keys, round.as_ref(), answers.as_ref(), questions, saved).map(Err),
+            Err(questions) => seal(keys, round.as_ref(), answers.as_ref(), questions, saved, &calls).map(Err),
         }
     }
 

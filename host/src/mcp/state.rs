@@ -23,6 +23,42 @@ use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::grants::vouched::{Reach, vouch};
 use crate::runtime::{Catalog, Change, LiveCatalog, LiveSkills};
 
+/// What each plugin reaches, by index: its own grants, and for one that may call other tools
+/// (`may_call`) the union with what those tools' plugins reach, through any chain of calls.
+pub(crate) fn composed_reach(catalog: &Catalog, shared_writable: bool) -> Vec<Reach> {
+    let plugins = catalog.plugins();
+    let own: Vec<Reach> = plugins.iter().map(|plugin| Reach::of(&plugin.policy, shared_writable)).collect();
+    // Which plugins each one may call, by the served names its patterns match.
+    let callees: Vec<Vec<usize>> = plugins
+        .iter()
+        .map(|plugin| {
+            let mut called: Vec<usize> = catalog
+                .tools()
+                .iter()
+                .filter(|entry| plugin.policy.may_call.allows(&entry.name))
+                .map(|entry| entry.plugin)
+                .collect();
+            called.sort_unstable();
+            called.dedup();
+            called
+        })
+        .collect();
+    let mut reach = own;
+    // A chain is at most as long as there are plugins.
+    for _ in 0..plugins.len() {
+        let next: Vec<Reach> = reach
+            .iter()
+            .zip(&callees)
+            .map(|(own, called)| own.with_callees(called.iter().map(|&c| reach[c])))
+            .collect();
+        if next == reach {
+            break;
+        }
+        reach = next;
+    }
+    reach
+}
+
 /// The static lists of one catalog as MCP types.
 pub(crate) struct Lists {
     /// What `initialize` and `server/discover` announce (asked for on every stateless request).
@@ -38,13 +74,13 @@ pub(crate) struct Lists {
 impl Lists {
     /// `shared_writable`: some shared root is writable (what the host vouches for depends on it).
     fn of(catalog: &Catalog, watching: bool, shared_writable: bool) -> Result<Lists, McpError> {
+        let reach = composed_reach(catalog, shared_writable);
         let tools: Vec<Tool> = catalog
             .tools()
             .iter()
             .map(|e| {
                 let plugin = &catalog.plugins()[e.plugin];
-                let (annotations, replaced) =
-                    vouch(e.item.descriptor.annotations.as_ref(), Reach::of(&plugin.policy, shared_writable));
+                let (annotations, replaced) = vouch(e.item.descriptor.annotations.as_ref(), reach[e.plugin]);
                 if !replaced.is_empty() {
                     tracing::info!(
                         plugin = %plugin.name,

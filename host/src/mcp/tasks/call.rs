@@ -24,6 +24,7 @@ use super::client::TaskClient;
 use super::requests::Tasks;
 use super::shared::{Phase, Shared};
 use super::wire;
+use crate::mcp::compose::{InnerCalls, Tree};
 use crate::mcp::convert;
 use crate::mcp::era::{Dialect, Era};
 use crate::mcp::errors::tool_failure;
@@ -101,7 +102,8 @@ impl Session {
         }
         let principal = self.principal(&context);
         let meta = Arc::new(MetaSink::default());
-        let scope = CallScope {
+        let tree = Tree::new(open.calls.clone());
+        let mut scope = CallScope {
             grants: open.view.grants.clone(),
             client_roots: open.view.client_roots.clone(),
             cancel: shared.cancel.clone(),
@@ -117,7 +119,11 @@ impl Session {
             // The `_meta` the guest sets goes with the result, stored in the task or returned.
             meta: Some(meta.clone()),
             effects: crate::mcp::audited::effects(&context),
+            tools: None,
         };
+        // Its guest's calls of other tools (WIT 0.1.4): their questions wait like its own.
+        let inner = InnerCalls::new(self.clone(), context.clone(), &scope, vec![name.clone()], tree.clone());
+        scope.tools = Some(Arc::new(inner));
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
         let dialect = Era::of(&context).dialect();
         let audit = crate::mcp::audited::of(&context);
@@ -159,7 +165,7 @@ impl Session {
                     let Ok((outcome, _hold)) = done else {
                         return Err(McpError::internal_error(format!("the call of `{name}` stopped"), None));
                     };
-                    if let Some(questions) = open.unanswered(&self.state.state_keys)? {
+                    if let Some(questions) = open.unanswered(&self.state.state_keys, &tree.recorded())? {
                         return Ok(CallToolResponse::InputRequired(questions));
                     }
                     return call_outcome(&name, outcome, dialect, &meta).map(CallToolResponse::from);

@@ -46,6 +46,7 @@ struct Entries {
     by_path: HashMap<String, usize>,
     http: Vec<HttpEntry>,
     questions: Vec<QuestionEffect>,
+    calls: Vec<ToolCallEffect>,
     omitted: Omitted,
     totals: Totals,
 }
@@ -132,6 +133,15 @@ pub struct QuestionEffect {
     pub outcome: String,
 }
 
+/// A call of another served tool (`host.call-tool`): which, and how it ended.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ToolCallEffect {
+    /// Its served name.
+    pub tool: String,
+    /// `ok`, `error`, `refused: ...` or `pending: ...`.
+    pub outcome: String,
+}
+
 /// Entries past [`MAX_ENTRIES`], counted.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Omitted {
@@ -160,6 +170,9 @@ pub struct Effects {
     pub files: Vec<FileEffect>,
     pub http: Vec<HttpEffect>,
     pub questions: Vec<QuestionEffect>,
+    /// Other served tools the call called, in order (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<ToolCallEffect>,
     pub totals: Totals,
     #[serde(skip_serializing_if = "Omitted::is_empty")]
     pub omitted: Omitted,
@@ -254,6 +267,17 @@ impl EffectLog {
         entries.questions.push(QuestionEffect { kind: kind.to_owned(), outcome: cut(&outcome) });
     }
 
+    /// A call of another served tool this call made (`host.call-tool`), and how it ended; the
+    /// callee's own effects are recorded beside this call's.
+    pub fn tool_call(&self, tool: &str, outcome: String) {
+        let mut entries = self.entries();
+        if entries.calls.len() >= MAX_ENTRIES {
+            entries.omitted.questions += 1;
+            return;
+        }
+        entries.calls.push(ToolCallEffect { tool: cut(tool), outcome: cut(&outcome) });
+    }
+
     /// What the call was granted: `grants` and the network allow-list `network`.
     pub fn granted(&self, grants: Vec<GrantEffect>, network: Vec<String>) {
         *self.granted.lock().unwrap_or_else(PoisonError::into_inner) = (grants, network);
@@ -271,6 +295,7 @@ impl EffectLog {
         entries.files.is_empty()
             && entries.http.is_empty()
             && entries.questions.is_empty()
+            && entries.calls.is_empty()
             && entries.omitted == Omitted::default()
     }
 
@@ -294,6 +319,7 @@ impl EffectLog {
             files: entries.files.clone(),
             http,
             questions: entries.questions.clone(),
+            calls: entries.calls.clone(),
             totals: entries.totals.clone(),
             omitted: entries.omitted.clone(),
         }

@@ -12,6 +12,8 @@ wasmtime::component::bindgen!({
         "mcpbox:plugin/host.ask": async | trappable,
         // Creating a task waits for the task store.
         "mcpbox:plugin/host.detach": async,
+        // Another tool's call runs meanwhile; it may stop this one too (its questions).
+        "mcpbox:plugin/host.call-tool": async | trappable,
     },
     exports: { default: async },
     // Hot reload compares descriptors to tell clients what changed; the output budget
@@ -26,15 +28,15 @@ pub use exports::mcpbox::plugin::{completion, metadata, prompts, resources, tool
 /// The names of the interfaces a plugin may export, as they appear in a component's type.
 pub mod export_names {
     /// `tools`
-    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.3";
+    pub const TOOLS: &str = "mcpbox:plugin/tools@0.1.4";
     /// `resources`
-    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.3";
+    pub const RESOURCES: &str = "mcpbox:plugin/resources@0.1.4";
     /// `prompts`
-    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.3";
+    pub const PROMPTS: &str = "mcpbox:plugin/prompts@0.1.4";
     /// `completion`
-    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.3";
+    pub const COMPLETION: &str = "mcpbox:plugin/completion@0.1.4";
     /// `metadata` (since 0.1.3)
-    pub const METADATA: &str = "mcpbox:plugin/metadata@0.1.3";
+    pub const METADATA: &str = "mcpbox:plugin/metadata@0.1.4";
 }
 
 #[cfg(test)]

@@ -43,6 +43,9 @@ pub struct Policy {
     /// The browser permissions its MCP Apps may ask the client for (`[plugin.NAME]
     /// ui_permissions`: camera, microphone, geolocation, clipboardWrite); none by default.
     pub ui_permissions: Vec<String>,
+    /// The served tools it may call through the host (`[plugin.NAME] may_call`, WIT 0.1.4);
+    /// none by default.
+    pub may_call: super::may_call::MayCall,
 }
 
 impl Default for Policy {
@@ -57,6 +60,7 @@ impl Default for Policy {
             host_paths: false,
             caller: false,
             ui_permissions: Vec::new(),
+            may_call: super::may_call::MayCall::default(),
         }
     }
 }

@@ -15,6 +15,9 @@ pub struct Reach {
     pub writes: bool,
     /// It may make outgoing HTTP requests.
     pub network: bool,
+    /// It may call other served tools (`may_call`): what it reaches is also what they reach
+    /// (`with_callees`), and never only reading, since which tools it calls is its own choice.
+    pub composes: bool,
 }
 
 impl Reach {
@@ -23,7 +26,20 @@ impl Reach {
         Reach {
             writes: (policy.shared_roots && shared_writable) || policy.dirs.iter().any(|d| d.dir.writable),
             network: policy.network.as_ref().is_some_and(|n| !n.allow.is_empty()),
+            composes: !policy.may_call.is_empty(),
         }
+    }
+
+    /// The reach of a plugin that may call tools of plugins reaching `callees`: the union.
+    pub fn with_callees(self, callees: impl IntoIterator<Item = Reach>) -> Reach {
+        if crate::switched_off!("compose.annotations-union") {
+            return self;
+        }
+        callees.into_iter().fold(self, |reach, callee| Reach {
+            writes: reach.writes || callee.writes,
+            network: reach.network || callee.network,
+            composes: reach.composes,
+        })
     }
 }
 
@@ -50,8 +66,13 @@ pub fn vouch(claimed: Option<&ToolAnnotations>, reach: Reach) -> (ToolAnnotation
         *hint = Some(value);
     };
     let changes_world = reach.writes || reach.network;
-    if !changes_world {
+    if !changes_world && !reach.composes {
         set("readOnlyHint", &mut vouched.read_only_hint, true);
+    } else if !changes_world {
+        // A composer whose callees only read: which tools it calls is its own choice.
+        if vouched.read_only_hint == Some(true) {
+            set("readOnlyHint", &mut vouched.read_only_hint, false);
+        }
     } else {
         if vouched.read_only_hint == Some(true) {
             set("readOnlyHint", &mut vouched.read_only_hint, false);
@@ -87,9 +108,9 @@ mod tests {
     /// Each row of the table in docs/config.md.
     #[test]
     fn the_grants_decide_the_hints_they_can_and_the_plugin_keeps_the_rest() {
-        let sealed = Reach { writes: false, network: false };
-        let writes = Reach { writes: true, network: false };
-        let network = Reach { writes: false, network: true };
+        let sealed = Reach { writes: false, network: false, composes: false };
+        let writes = Reach { writes: true, network: false, composes: false };
+        let network = Reach { writes: false, network: true, composes: false };
         // Nothing granted: read-only and closed world, whatever it claims.
         let (a, replaced) = vouch(Some(&claims(Some(false), Some(true), Some(true))), sealed);
         assert_eq!(hints(&a), (Some(true), Some(true), Some(false)));
@@ -108,5 +129,21 @@ mod tests {
         // Claims that agree with the grants are kept and not reported.
         let (_, replaced) = vouch(Some(&claims(Some(false), Some(true), Some(false))), writes);
         assert!(replaced.is_empty(), "{replaced:?}");
+    }
+
+    #[test]
+    fn a_composer_reaches_what_its_callees_reach_and_is_never_read_only() {
+        let composer = Reach { writes: false, network: false, composes: true };
+        // Callees that only read: not read-only still, closed world.
+        let (a, replaced) = vouch(Some(&claims(Some(true), None, Some(true))), composer.with_callees([]));
+        assert_eq!(hints(&a), (Some(false), None, Some(false)));
+        assert_eq!(replaced, ["readOnlyHint: true → false", "openWorldHint: true → false"]);
+        // A callee that writes and one on the network: destructive and open world as they are.
+        let callees = [
+            Reach { writes: true, network: false, composes: false },
+            Reach { writes: false, network: true, composes: false },
+        ];
+        let (a, _) = vouch(Some(&claims(None, Some(false), Some(true))), composer.with_callees(callees));
+        assert_eq!(hints(&a), (None, Some(true), Some(true)));
     }
 }

@@ -60,7 +60,7 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
     let pre = linker.instantiate_pre(&component).map_err(|e| {
         anyhow!(
             "plugin `{name}` ({}) cannot be linked: {e:#}; mcpbox offers WASI 0.2 (p2), wasi:http (with a network \
-             grant) and mcpbox:plugin/host@0.1.3 (and 0.1.0 to 0.1.2); `stub_ungranted = true` in [plugin.{name}] links other imports as \
+             grant) and mcpbox:plugin/host@0.1.4 (and 0.1.0 to 0.1.3); `stub_ungranted = true` in [plugin.{name}] links other imports as \
              stubs that trap when called",
             path.display()
         )

@@ -105,6 +105,8 @@ pub(crate) enum Emission {
     ClientRequest,
     /// State kept for the next round (`host.save-state`), sealed into the `requestState`.
     SavedState,
+    /// A call of another served tool (`host.call-tool`): its arguments, then its result.
+    ToolCall,
     /// The call's result (counted once, when the call returns).
     Result,
 }
@@ -122,6 +124,8 @@ impl Emission {
             Emission::ClientRequest if crate::switched_off!("output.questions-capped") => usize::MAX,
             Emission::ClientRequest => MAX_CLIENT_REQUESTS_PER_CALL,
             Emission::SavedState => MAX_STATE_SAVES_PER_CALL,
+            Emission::ToolCall if crate::switched_off!("compose.fan-out-bounded") => usize::MAX,
+            Emission::ToolCall => MAX_TOOL_CALLS_PER_CALL,
             Emission::Result => 1,
         }
     }
@@ -137,6 +141,7 @@ impl Emission {
             Emission::Announcement => "resource announcements",
             Emission::ClientRequest => "requests to the client (sample, elicit, ask)",
             Emission::SavedState => "saved states",
+            Emission::ToolCall => "calls of other tools",
             Emission::Result => "results",
         }
     }
@@ -148,6 +153,9 @@ pub(crate) const MAX_EVENTS_PER_CALL: usize = 10_000;
 pub(crate) const MAX_ANNOUNCEMENTS_PER_CALL: usize = 1_000;
 /// Questions to the client per call; more are refused (the guest gets an error).
 pub(crate) const MAX_CLIENT_REQUESTS_PER_CALL: usize = 64;
+/// Calls of other served tools per call (`host.call-tool`); more are refused (the guest gets
+/// an error). A whole request's tree of calls has its own bound (`mcp/compose.rs`).
+pub(crate) const MAX_TOOL_CALLS_PER_CALL: usize = 32;
 /// `save-state` calls per call; more are refused (the guest gets an error).
 pub(crate) const MAX_STATE_SAVES_PER_CALL: usize = 64;
 /// The largest state a call may keep for its next round (`save-state`), in bytes.
@@ -194,6 +202,19 @@ impl CallBudget {
             return Err(Refusal::TooMany(kind));
         }
         Ok(())
+    }
+
+    /// Charges `bytes` the call took in from another tool's result (`host.call-tool`), beyond
+    /// the call itself: false once the output limit is spent.
+    pub(crate) fn take_in(&mut self, bytes: usize) -> bool {
+        let bytes = if crate::switched_off!("output.every-byte-charged") { 0 } else { bytes };
+        self.used = self.used.saturating_add(bytes);
+        self.used <= self.limit
+    }
+
+    /// What is left of the output limit, in bytes.
+    pub(crate) fn left(&self) -> usize {
+        self.limit.saturating_sub(self.used)
     }
 
     /// Whether this is the first refusal of `kind` for being too many (to warn once a call).

@@ -4,12 +4,12 @@
 //! charged to the call's budget as the JSON it becomes before it goes anywhere.
 
 use super::error::Interrupt;
-use super::scope::{ClientError, ClientMethod, GuestEvent, MAX_CONTENTS_META, Question};
+use super::scope::{ClientError, ClientMethod, GuestEvent, InnerCallError, MAX_CONTENTS_META, Question, Within};
 use super::state::HostState;
 use crate::runtime::effects::record::EffectLog;
 use crate::runtime::engine::bindings::{host, types};
 use crate::runtime::grants::meta::{MetaPlace, MetaReach, check_meta};
-use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, wire_len};
+use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, MAX_TOOL_CALLS_PER_CALL, wire_len};
 
 /// The longest key a guest may give a question.
 const MAX_KEY_CHARS: usize = 64;
@@ -258,6 +258,69 @@ impl host::Host for HostState {
 
     fn contents_meta(&mut self, uri: String, meta: String) -> Result<(), String> {
         self.set_meta(Some(uri), meta)
+    }
+
+    fn callable_tools(&mut self) -> Vec<host::CallableTool> {
+        let Some(tools) = &self.scope.tools else { return Vec::new() };
+        if self.may_call.is_empty() {
+            return Vec::new();
+        }
+        let listed: Vec<host::CallableTool> = tools
+            .callable()
+            .into_iter()
+            .filter(|tool| self.may_call.allows(&tool.name))
+            .map(|tool| host::CallableTool {
+                name: tool.name,
+                description: tool.description,
+                input_schema: tool.input_schema.to_string(),
+                output_schema: tool.output_schema.map(|schema| schema.to_string()),
+            })
+            .collect();
+        // What the guest takes in counts like what it sends: a list is not a way around the limit.
+        if !self.budget.take_in(wire_len(&listed)) {
+            return Vec::new();
+        }
+        listed
+    }
+
+    async fn call_tool(&mut self, name: String, arguments: String) -> wasmtime::Result<Result<String, String>> {
+        if !self.may_call.allows(&name) {
+            return Ok(Err(format!(
+                "plugin `{}` may not call `{name}`: the operator lists the tools it may call in [plugin.{}] may_call",
+                self.plugin, self.plugin
+            )));
+        }
+        let arguments: serde_json::Value = match serde_json::from_str(&arguments) {
+            Ok(value @ serde_json::Value::Object(_)) => value,
+            Ok(_) => return Ok(Err("the arguments must be a JSON object".to_owned())),
+            Err(e) => return Ok(Err(format!("the arguments are not JSON: {e}"))),
+        };
+        if !self.emit(Emission::ToolCall, wire_len(&arguments).saturating_add(name.len())) {
+            if self.budget.exhausted() {
+                return Err(Interrupt::OutputLimit.into());
+            }
+            return Ok(Err(format!("too many calls of other tools in one call (at most {MAX_TOOL_CALLS_PER_CALL})")));
+        }
+        let Some(tools) = self.scope.tools.clone() else {
+            return Ok(Err("no tool can be called during this request".to_owned()));
+        };
+        let within = Within {
+            time: self.deadline.saturating_duration_since(std::time::Instant::now()),
+            output: self.budget.left(),
+        };
+        tracing::debug!(plugin = %self.plugin, tool = %name, "guest calls another tool");
+        match tools.call(name, arguments, within).await {
+            Ok(result) => {
+                let text = result.to_string();
+                if !self.budget.take_in(text.len()) {
+                    return Err(Interrupt::OutputLimit.into());
+                }
+                Ok(Ok(text))
+            }
+            Err(InnerCallError::Refused(reason)) => Ok(Err(reason)),
+            Err(InnerCallError::InputRequired) => Err(Interrupt::InputRequired.into()),
+            Err(InnerCallError::MissingCapability(capability)) => Err(Interrupt::MissingCapability(capability).into()),
+        }
     }
 
     fn granted_dirs(&mut self) -> Vec<host::GrantedDir> {

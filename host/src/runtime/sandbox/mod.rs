@@ -29,6 +29,7 @@ pub(crate) use call::{CallFuture, run_call};
 pub use error::CallError;
 pub(crate) use prepared::Prepared;
 pub use scope::{
-    BoxFuture, CallScope, Caller, ClientError, ClientMethod, ClientRequests, GuestEvent, MetaSink, Question,
+    BoxFuture, CallScope, CallableTool, Caller, ClientError, ClientMethod, ClientRequests, GuestEvent, InnerCallError,
+    MetaSink, Question, ToolCalls, Within,
 };
 pub use state::HostState;

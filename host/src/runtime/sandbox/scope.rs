@@ -71,6 +71,55 @@ pub trait ClientRequests: Send + Sync {
     }
 }
 
+/// A served tool a call may call (`host.callable-tools`, WIT 0.1.4), as `tools/list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallableTool {
+    /// Its served name.
+    pub name: String,
+    /// What it does.
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
+    /// The JSON Schema of its structured result, if any.
+    pub output_schema: Option<serde_json::Value>,
+}
+
+/// What is left of the calling call for one inner call: it runs within both.
+#[derive(Debug, Clone, Copy)]
+pub struct Within {
+    /// Until the caller's deadline.
+    pub time: std::time::Duration,
+    /// Of the caller's output limit, in bytes.
+    pub output: usize,
+}
+
+/// Why an inner call has no result for the guest.
+#[derive(Debug, Clone)]
+pub enum InnerCallError {
+    /// Refused before the callee ran (or it could not run); the guest sees this message.
+    Refused(String),
+    /// The request must ask the client first (a 2026-07-28 round): the calling call stops too.
+    InputRequired,
+    /// A 2026-07-28 client did not declare what a question of the callee needs.
+    MissingCapability(&'static str),
+}
+
+/// Other served tools a call may call (WIT 0.1.4 `host.call-tool`), answered by the protocol
+/// layer, which checks each call as if the client had made it (`mcp/compose.rs`). The plugin's
+/// own `may_call` is applied before, by the sandbox.
+pub trait ToolCalls: Send + Sync {
+    /// The tools the principal may use and a model may call (app-only tools never), by name.
+    fn callable(&self) -> Vec<CallableTool>;
+
+    /// Calls the tool `name`: its `CallToolResult` as JSON, or why not.
+    fn call(
+        &self,
+        name: String,
+        arguments: serde_json::Value,
+        within: Within,
+    ) -> BoxFuture<'static, Result<serde_json::Value, InnerCallError>>;
+}
+
 /// One question of a guest for the client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
@@ -150,6 +199,8 @@ pub struct CallScope {
     /// Where the `_meta` the guest sets for its result and contents goes (WIT 0.1.3), checked;
     /// `None` drops it.
     pub meta: Option<Arc<MetaSink>>,
+    /// The other served tools the guest may call (`host.call-tool`); `None` refuses them.
+    pub tools: Option<Arc<dyn ToolCalls>>,
 }
 
 /// The `_meta` a call set (`host.result-meta`, `host.contents-meta`), each checked already.

@@ -68,6 +68,8 @@ pub struct HostState {
     /// The browser permissions the plugin's MCP Apps may ask for (`_meta` it sets is checked
     /// against these and `network`'s policy).
     pub(crate) ui_permissions: Arc<[String]>,
+    /// The served tools the plugin may call (`[plugin.NAME] may_call`).
+    pub(crate) may_call: crate::runtime::grants::may_call::MayCall,
 }
 
 impl WasiView for HostState {

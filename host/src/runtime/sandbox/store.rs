@@ -138,6 +138,7 @@ impl StoreBuilder<'_> {
             stderr: stderr.clone(),
             files,
             ui_permissions: policy.ui_permissions.clone().into(),
+            may_call: policy.may_call.clone(),
         })
     }
 }
