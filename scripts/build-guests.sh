@@ -23,7 +23,7 @@ put() {
 mkdir -p "$root/target/plugins" "$root/target/test-plugins"
 # A plugin that left the bundled set must leave target/plugins too.
 rm -f "$root/target/plugins/fs.wasm" "$root/target/plugins/conformance.wasm"
-for plugin in textstats filesystem memory time fetch; do
+for plugin in textstats filesystem memory time fetch code; do
   put "$out/$plugin.wasm" "$root/target/plugins"
 done
 # Cargo names the file after the crate's library (underscores); the plugin's name is its file's.

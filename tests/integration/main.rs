@@ -14,6 +14,7 @@ mod authorization;
 mod browser;
 mod budget;
 mod cli;
+mod code_mode;
 mod common;
 mod compile_bounds;
 mod composition;

@@ -16,13 +16,18 @@ use crate::common::*;
 
 /// mcpbox over HTTP with `[auth]` naming the provider, `extra` config, and `plugins`.
 fn serve(provider: &Provider, extra: &str, plugins: &[&str]) -> (Server, String, ConfigFile) {
+    serve_files(provider, extra, plugins.iter().map(|name| fixture(name).into_os_string()).collect())
+}
+
+/// `serve` with the plugins' files.
+fn serve_files(provider: &Provider, extra: &str, plugins: Vec<std::ffi::OsString>) -> (Server, String, ConfigFile) {
     let config = ConfigFile::new(&format!(
         "[auth]\nissuers = [\"{}\"]\nscopes_supported = [\"tools:read\", \"tools:call\", \"files\"]\n{extra}",
         provider.issuer
     ));
     let [flag, path] = config.args();
     let mut args = vec![flag.to_owned(), path.to_owned()];
-    args.extend(plugins.iter().map(|name| fixture(name).into_os_string()));
+    args.extend(plugins);
     let (server, url) = Server::start_http(&args);
     (server, url, config)
 }
@@ -328,8 +333,10 @@ async fn a_tool_entitles_the_app_it_links_and_nothing_more() {
 async fn an_inner_call_is_made_for_the_same_principal_within_its_entitlements() {
     let provider = Provider::start();
     let rules = "[plugin.chaos]\ncaller = true\n[plugin.composer]\nmay_call = [\"chaos.*\"]\n\
-                 [[auth.entitlements]]\nscope = \"tools:read\"\ntools = [\"composer.*\", \"chaos.caller\"]\n";
-    let (_server, url, _config) = serve(&provider, rules, &["composer", "chaos"]);
+                 [plugin.code]\nroots = false\nmay_call = [\"chaos.*\"]\n\
+                 [[auth.entitlements]]\nscope = \"tools:read\"\ntools = [\"composer.*\", \"code.*\", \"chaos.caller\"]\n";
+    let plugins = vec![fixture("composer").into(), fixture("chaos").into(), plugin("code").into()];
+    let (_server, url, _config) = serve_files(&provider, rules, plugins);
     let ada = provider.token("ada", "tools:read", Some(&url)).await;
     let text_of = |answer: &Value| answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
 
@@ -346,4 +353,20 @@ async fn an_inner_call_is_made_for_the_same_principal_within_its_entitlements() 
     assert_eq!(text_of(&refused), "refused: unknown tool `chaos.echo`", "{refused}");
     let listed = answer(call(&url, &ada, "composer.callable", json!({})).await).await;
     assert_eq!(text_of(&listed), "chaos.caller", "{listed}");
+
+    // Code mode: `describe` shows her only what she may use; a script that calls more gets
+    // the refusal as an exception.
+    let described = answer(call(&url, &ada, "code.describe", json!({})).await).await;
+    let names: Vec<&str> = described["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{described}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["chaos.caller"], "{described}");
+    assert!(text_of(&described).contains("await tools.chaos.caller({})"), "{described}");
+    let script = "const who = JSON.parse(await tools.chaos.caller({})).subject;\n\
+                  try { await tools.chaos.echo({ value: 1 }); } catch (error) { return who + ': ' + error.message; }";
+    let ran = answer(call(&url, &ada, "code.run", json!({ "script": script })).await).await;
+    assert_eq!(ran["result"]["structuredContent"]["result"], "ada: unknown tool `chaos.echo`", "{ran}");
 }
