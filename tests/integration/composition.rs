@@ -89,6 +89,19 @@ fn cycles_depth_and_fan_out_are_refused_by_name() {
     let bomb = call_tool(&mut server, "composer.fan_out", json!({ "tool": "composer.callable", "times": 200 }));
     assert_eq!(text(&bomb), "ran 32; refused: too many calls of other tools in one call (at most 32)");
     assert_eq!(call_tool(&mut server, "composer.callable", json!({}))["isError"], false);
+
+    // A tool only an MCP App may call is out of a composer's (and a model's code's) reach.
+    let app_only = call_tool(&mut server, "composer.call", json!({ "tool": "composer.app_only" }));
+    assert_eq!(text(&app_only), "refused: unknown tool `composer.app_only`");
+    let listed = text(&call_tool(&mut server, "composer.callable", json!({})));
+    assert!(listed.contains("composer.hop_1") && !listed.contains("app_only"), "{listed}");
+    // An inner call cannot go on as a task (the caller can).
+    let detached = call_tool(&mut server, "composer.call", json!({ "tool": "composer.detach_inside" }));
+    let inner: Value = serde_json::from_str(&text(&detached)).unwrap();
+    assert_eq!(
+        inner["content"][0]["text"],
+        "not detached: a call made by another tool cannot become a task (the calling tool can)"
+    );
 }
 
 #[test]
@@ -147,4 +160,9 @@ fn a_side_effect_made_through_another_tool_runs_once_when_the_round_is_repeated(
     );
     assert!(text(&done).ends_with("answer: \"accept\""), "{done}");
     assert_eq!(std::fs::read_to_string(root.path().join("log.txt")).unwrap(), "once\n", "written once");
+
+    // Its callee writes: a composer's claim of no harm is replaced by what its callees reach.
+    let tools = server.result("tools/list", json!({ "_meta": modern_meta() }));
+    let claims = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == "composer.claims_harmless").unwrap();
+    assert_eq!(claims["annotations"]["destructiveHint"], true, "{claims}");
 }

@@ -5,13 +5,14 @@ use anyhow::Result;
 
 use std::path::PathBuf;
 
-use super::grants::Granted;
+use super::grants::{Granted, Style};
 use super::progress::Transfers;
 use super::registry;
 use crate::config::{ServeArgs, Settings};
 use crate::registry::OciRef;
 use crate::runtime::catalog::{FirstUse, Pins, is_plugin_file};
 use crate::runtime::engine::compile::Compiler;
+use crate::runtime::plugin::Plugin;
 use crate::runtime::{Catalog, LoadProblem, plugin_name};
 
 /// `mcpbox check`.
@@ -91,7 +92,9 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
                 (true, n) => format!("yes, {n} template{}", if n == 1 { "" } else { "s" }),
             },
             prompts: p.prompts.len().to_string(),
-            grants: Granted::new(&p.policy, p.limits, None, p.tasks.as_ref(), true).summary(shared),
+            grants: Granted::new(&p.policy, p.limits, None, p.tasks.as_ref(), true)
+                .with_callees(callees(catalog, p, shared))
+                .summary(shared),
             problem: "-".into(),
             contested: false,
         })
@@ -135,6 +138,31 @@ fn rows(catalog: &Catalog, problems: &[LoadProblem], shared: &str) -> Vec<Row> {
     }
     rows.sort_by(|a, b| a.file.cmp(&b.file));
     rows
+}
+
+/// What the plugins whose tools `plugin` may call are granted, `name: grants` each: a
+/// composer's reach in data is its own and theirs (SECURITY.md, "Other tools").
+fn callees(catalog: &Catalog, plugin: &Plugin, shared: &str) -> Vec<String> {
+    let mut called: Vec<usize> = catalog
+        .tools()
+        .iter()
+        .filter(|entry| plugin.policy.may_call.allows(&entry.name))
+        .map(|entry| entry.plugin)
+        .collect();
+    called.sort_unstable();
+    called.dedup();
+    called
+        .into_iter()
+        .filter_map(|index| catalog.plugins().get(index))
+        .filter(|callee| callee.name != plugin.name)
+        .map(|callee| {
+            let granted = Granted::new(&callee.policy, callee.limits, None, None, true);
+            let mut parts = granted.filesystem(shared, Style::Short);
+            parts.extend(granted.network(Style::Short).map(|network| format!("net {network}")));
+            let grants = if parts.is_empty() { "none".to_owned() } else { parts.join(", ") };
+            format!("{}: {grants}", callee.name)
+        })
+        .collect()
 }
 
 fn render(rows: &[Row]) -> String {

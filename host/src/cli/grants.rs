@@ -29,6 +29,13 @@ pub(crate) struct Granted {
     /// Told who a call is made for (`[plugin.NAME] caller`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) caller: bool,
+    /// The served tools it may call through the host (`may_call`), as the operator wrote them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) may_call: Vec<String>,
+    /// What the plugins of those tools are granted, `plugin: grants`: its reach in data too,
+    /// since their results come back to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) through_callees: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -120,7 +127,27 @@ impl Granted {
                 .map(|t| t.tools.iter().map(|(tool, when)| task_grant(tool, *when)).collect())
                 .unwrap_or_default(),
             caller: policy.caller,
+            may_call: policy.may_call.patterns().to_vec(),
+            through_callees: Vec::new(),
         }
+    }
+
+    /// With what the plugins it may call are granted (`plugin: grants` each).
+    pub(crate) fn with_callees(mut self, callees: Vec<String>) -> Granted {
+        self.through_callees = callees;
+        self
+    }
+
+    /// `may call ...` and what it reaches through its callees, if it may call any.
+    pub(crate) fn composition(&self) -> Option<String> {
+        if self.may_call.is_empty() {
+            return None;
+        }
+        let through = match self.through_callees.as_slice() {
+            [] => String::new(),
+            callees => format!(", reaching through them {}", callees.join(" | ")),
+        };
+        Some(format!("may call {}{through}", self.may_call.join(" ")))
     }
 
     /// The directories: `shared` stands for the shared roots ("" leaves them out), then the
@@ -180,6 +207,7 @@ impl Granted {
         if self.caller {
             parts.push("told who calls".to_owned());
         }
+        parts.extend(self.composition());
         if parts.is_empty() { "none".into() } else { parts.join("; ") }
     }
 }

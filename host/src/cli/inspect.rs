@@ -22,15 +22,44 @@ pub(crate) async fn run(file: PathBuf, json: bool, config: Option<PathBuf>) -> R
     let args = ServeArgs { paths: vec![file.clone()], config, cache_dir, ..Default::default() };
     let settings = Settings::from_args(&args)?;
     let compiler = Compiler::new(&settings.engine, settings.compile_bounds)?;
-    let plugin_config = settings.plugin_configs.get(&plugin_name(&file)).cloned();
+    let name = plugin_name(&file);
+    let plugin_config = settings.plugin_configs.get(&name).cloned();
     let limits = settings.limits;
-    let description = describe(&compiler, &file, limits, plugin_config).await?;
+    let mut description = describe(&compiler, &file, limits, plugin_config).await?;
+    description.granted.through_callees = configured_callees(&settings, &name, &description.granted.may_call);
     if json {
         println!("{}", serde_json::to_string_pretty(&description)?);
     } else {
         print!("{}", description.render());
     }
     Ok(())
+}
+
+/// What the config grants the plugins whose tools `patterns` name (by their names, the
+/// prefix before the first `.`), `name: grants` each: inspect sees one plugin, and the config
+/// the others (`mcpbox check` reads the loaded catalog instead).
+fn configured_callees(settings: &Settings, name: &str, patterns: &[String]) -> Vec<String> {
+    let mut callees: Vec<String> = settings
+        .plugin_configs
+        .iter()
+        .filter(|(other, _)| *other != name)
+        .filter(|(other, _)| {
+            let served = format!("{other}.");
+            patterns.iter().any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => served.starts_with(prefix) || prefix.starts_with(&served),
+                None => pattern.starts_with(&served),
+            })
+        })
+        .map(|(other, config)| {
+            let granted = Granted::new(&config.policy, settings.limits, None, None, true);
+            let mut parts = granted.filesystem("the shared roots", Style::Long);
+            parts.extend(granted.network(Style::Long).map(|network| format!("network {network}")));
+            let grants = if parts.is_empty() { "nothing".to_owned() } else { parts.join(", ") };
+            format!("{other}: {grants}")
+        })
+        .collect();
+    callees.sort();
+    callees
 }
 
 /// What `mcpbox inspect` shows of one plugin.
@@ -324,6 +353,14 @@ instructions:
         );
         if !granted.tasks.is_empty() {
             let _ = writeln!(out, "  tasks: {}", granted.tasks.join(", "));
+        }
+        if !granted.may_call.is_empty() {
+            // Their results come back to it: what they reach, it reaches in data.
+            let through = match granted.through_callees.as_slice() {
+                [] => "no configured plugin".to_owned(),
+                callees => callees.join("; "),
+            };
+            let _ = writeln!(out, "  may call: {} → reaching through them: {through}", granted.may_call.join(", "));
         }
         match &self.load_problem {
             Some(problem) => {

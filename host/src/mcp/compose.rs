@@ -244,8 +244,10 @@ async fn run(
     }
     // The principal's entitlements and limits, as for its own call (a hidden tool is unknown,
     // a refused one names the scope); the pass is held meanwhile.
+    let principal_carried = !crate::switched_off!("compose.principal-carried");
     let _pass = match session.admit(&context, &catalog, Kind::Tool, &name).await {
-        Ok(pass) => pass,
+        Ok(pass) => Some(pass),
+        Err(_) if !principal_carried => None,
         Err(error) => return refuse(error.message.to_string()),
     };
     let arguments_text = arguments.to_string();
@@ -277,6 +279,7 @@ async fn run(
     let timeout = catalog.tool_plugin(&name).map_or(within.time, |plugin| plugin.limits.timeout.min(within.time));
     let meta_sink = Arc::new(MetaSink::default());
     let mut scope = CallScope {
+        caller: base.caller.clone().filter(|_| principal_carried),
         cancel: base.cancel.child_token(),
         timeout: Some(timeout),
         client: base.client.clone().map(|outer| Arc::new(InnerClient::new(outer, at)) as _),

@@ -6,7 +6,7 @@
 //
 // `mcpbox-server-entry` is the server's entry module, resolved by the build (build.mjs).
 import { notify, ready, request, ServerError, PROGRESS_TOKEN, fail } from './session.js';
-import * as host from 'mcpbox:plugin/host@0.1.3';
+import * as host from 'mcpbox:plugin/host@0.1.4';
 import { started } from './node/process.js';
 import './locale.js';
 

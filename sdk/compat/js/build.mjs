@@ -360,7 +360,7 @@ announce('componentizing (componentize-js)');
 const wit = join(options.work, 'wit');
 mkdirSync(join(wit, 'deps'), { recursive: true });
 cpSync(options.wit, join(wit, 'plugin.wit'));
-writeFileSync(join(wit, 'bridged.wit'), `package mcpbox:plugin@0.1.3;
+writeFileSync(join(wit, 'bridged.wit'), `package mcpbox:plugin@0.1.4;
 
 world bridged {
     import host;

@@ -3,7 +3,7 @@
 // requests to its client (sampling, elicitation, roots) and its notifications (log, progress,
 // resource updates) become the host's imports; everything else it sends is a response to the
 // bridge's requests.
-import * as host from 'mcpbox:plugin/host@0.1.3';
+import * as host from 'mcpbox:plugin/host@0.1.4';
 
 let transport;
 let connected;

@@ -340,7 +340,7 @@ wit = os.path.join(work, "wit")
 shutil.copytree(args.wit, wit, dirs_exist_ok=True)
 http_import = "    import wasi:http/outgoing-handler@0.2.9;\n" if report["uses_network"] else ""
 with open(os.path.join(wit, "bridged.wit"), "w") as f:
-    f.write(f"""package mcpbox:plugin@0.1.3;
+    f.write(f"""package mcpbox:plugin@0.1.4;
 
 world bridged-python {{
     import host;
