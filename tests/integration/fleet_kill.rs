@@ -233,3 +233,23 @@ async fn sigterm_fails_readiness_first_and_lets_calls_in_flight_finish() {
     assert!(server.wait_exit(Duration::from_secs(5)).is_some(), "the server did not stop after draining");
     assert!(terminated.elapsed() >= Duration::from_secs(2), "it waited for the call in flight");
 }
+
+/// 2026-07-28 basic/patterns/subscriptions §Graceful Closure: a server that stops answers an
+/// open `subscriptions/listen` with its completion result, carrying the subscription's id,
+/// before the stream closes (rather than dropping the connection).
+#[tokio::test]
+async fn a_stopping_server_ends_a_subscription_with_its_completion_result() {
+    let (server, url) = Server::start_http(&[fixture("chaos").as_os_str()]);
+    let mut stream = crate::fleet_support::listen(&url, json!({ "toolsListChanged": true })).await;
+    assert!(std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap().success());
+    let end = tokio::time::timeout(Duration::from_secs(10), stream.recv())
+        .await
+        .unwrap()
+        .expect("the stream ended without its result");
+    assert_eq!(end["id"], 7, "{end}");
+    assert_eq!(end["result"]["resultType"], "complete", "{end}");
+    assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7, "{end}");
+    assert_schema("2026-07-28", "SubscriptionsListenResult", &end["result"]);
+    let mut server = server;
+    assert!(server.wait_exit(Duration::from_secs(10)).is_some(), "the server did not stop");
+}

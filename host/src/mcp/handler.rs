@@ -243,11 +243,14 @@ impl ServerHandler for Session {
     }
 
     /// One `subscriptions/listen` stream: hot-reload list changes and resource updates, until
-    /// the client cancels it.
+    /// the client cancels it or the server stops, when it ends gracefully: rmcp answers the
+    /// request with its completion result carrying `io.modelcontextprotocol/subscriptionId`
+    /// (2026-07-28 basic/patterns/subscriptions §Graceful Closure).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let changes = self.state.live().subscribe();
         tokio::select! {
             () = context.cancelled() => {}
+            () = self.state.health.listens_ended() => {}
             () = pump(changes, Notifier::Stream(context.sink())) => {}
         }
         Ok(())

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::fleet::Fleet;
 
@@ -20,11 +21,25 @@ pub(crate) struct Health {
     failed_plugins: usize,
     draining: AtomicBool,
     fleet: Option<Fleet>,
+    /// Cancelled when the server stops taking connections: `subscriptions/listen` streams end
+    /// with their completion result (`handler.rs`) while the connection can still carry it.
+    listens: CancellationToken,
 }
 
 impl Health {
     pub(crate) fn new(failed_plugins: usize, fleet: Option<Fleet>) -> Health {
-        Health { failed_plugins, draining: AtomicBool::new(false), fleet }
+        Health { failed_plugins, draining: AtomicBool::new(false), fleet, listens: CancellationToken::new() }
+    }
+
+    /// The server stops taking connections: every `subscriptions/listen` stream ends now,
+    /// gracefully (2026-07-28 basic/patterns/subscriptions §Graceful Closure).
+    pub(crate) fn end_listens(&self) {
+        self.listens.cancel();
+    }
+
+    /// Resolves when `subscriptions/listen` streams must end.
+    pub(crate) async fn listens_ended(&self) {
+        self.listens.cancelled().await;
     }
 
     /// A stop signal arrived: readiness fails from now on.

@@ -163,6 +163,8 @@ pub async fn serve(
                 tokio::time::sleep(drain_delay).await;
             }
             tracing::info!("shutting down: no new connections; in-flight calls have {grace:?}");
+            // Subscriptions end with their completion result, not with the connection.
+            state.health.end_listens();
             tokio::spawn(async move {
                 tokio::time::sleep(grace).await;
                 sessions_done.cancel();
