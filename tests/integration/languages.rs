@@ -4,7 +4,7 @@
 //! The templates' code is `examples/hello`, `examples/python` and `examples/js`: one plugin in
 //! three languages, shown whole in the guides.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -353,6 +353,7 @@ fn the_python_helper_module_maps_nested_types_content_and_host_services() {
     assert_eq!(std::fs::metadata(dir.path().join("small")).unwrap().len(), 1000, "earlier data intact");
     assert!(server.stderr().contains("refused a write"), "{}", server.stderr());
     assert_helper_rounds(&wasm, "helper_py");
+    assert_helper_calls(&wasm, "helper_py");
 }
 
 #[test]
@@ -362,4 +363,27 @@ fn the_javascript_helper_module_maps_nested_types_content_and_host_services() {
     server.initialize("2025-06-18", json!({}));
     assert_helper_surface(&mut server, "helper_js");
     assert_helper_rounds(&wasm, "helper_js");
+    assert_helper_calls(&wasm, "helper_js");
+}
+
+/// WIT 0.1.4 through the helper: `callable_tools`/`callableTools` and `call_tool`/`callTool`,
+/// the refusal of a tool the operator did not list raised to the plugin.
+fn assert_helper_calls(wasm: &Path, plugin: &str) {
+    let config = ConfigFile::new(&format!(
+        "plugins = [{wasm:?}, {:?}]\n[plugin.{plugin}]\nmay_call = [\"echo.*\"]\n",
+        fixture("echo")
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-11-25", json!({}));
+    let relayed = call_tool(&mut server, &format!("{plugin}.relay"), json!({ "tool": "echo.echo", "text": "hi" }));
+    assert_eq!(text(&relayed), "[echo.echo] hi", "{relayed}");
+    let refused =
+        call_tool(&mut server, &format!("{plugin}.relay"), json!({ "tool": format!("{plugin}.measure"), "text": "x" }));
+    assert_eq!(
+        text(&refused),
+        format!(
+            "[echo.echo] refused: plugin `{plugin}` may not call `{plugin}.measure`: the operator lists the tools \
+             it may call in [plugin.{plugin}] may_call"
+        )
+    );
 }
