@@ -31,6 +31,8 @@
 #                             time, compile time against the cached start-up, call latency
 #   scripts/bench.sh reference the bundled plugins against the reference servers they replace:
 #                             size, compile time, call latency, start-up and memory
+#   scripts/bench.sh code-mode the same three-file task by a client calling each tool and in
+#                             code mode (one code.run): round trips, bytes to the client, time
 #   scripts/bench.sh built    servers built by `mcpbox build` (sequential-thinking from npm, excel from PyPI)
 #                             against itself on Node: start-up, RSS, p50, calls/s at 1 and 8
 set -euo pipefail
@@ -72,5 +74,8 @@ case "${1:-compare}" in
   built)
     cargo build --release -p mcpbox
     python3 scripts/bench-built.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|effects [OLD]|credentials|examples|reference|built]" >&2; exit 2 ;;
+  code-mode)
+    cargo build --release -p mcpbox
+    python3 scripts/bench-code-mode.py target/release/mcpbox ;;
+  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|effects [OLD]|credentials|examples|reference|built|code-mode]" >&2; exit 2 ;;
 esac

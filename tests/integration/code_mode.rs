@@ -73,7 +73,11 @@ for (const file of files) {{
 console.log(`read ${{files.length}} files`);
 return {{ files, words }};"#
     );
-    let ran = run_scripts(&url, &[&script]);
+    // `split` and a global `match` run natively (the engine's own are quadratic), with the
+    // language's semantics.
+    let strings = r"return ['a,b,,c'.split(','), 'a1b2c'.split(/(\d)/), 'abc'.split(''), 'abc'.split(/(?:)/),
+        ''.split(','), 'a b'.split(' ', 1), 'x'.match(/y/g), 'aXbx'.split(/x/i), 'tide ebb '.repeat(50000).match(/\S+/g).length]";
+    let ran = run_scripts(&url, &[&script, strings]);
     // What the model learns first: the tools a script may call, as code.
     let described = ran[0]["text"].as_str().unwrap();
     assert!(
@@ -85,6 +89,20 @@ return {{ files, words }};"#
     assert_eq!(
         ran[1]["structured"],
         json!({ "result": { "files": ["a.txt", "b.txt", "c.txt"], "words": 6 }, "logs": ["read 3 files"] })
+    );
+    assert_eq!(
+        ran[2]["structured"]["result"],
+        json!([
+            ["a", "b", "", "c"],
+            ["a", "1", "b", "2", "c"],
+            ["a", "b", "c"],
+            ["a", "b", "c"],
+            [""],
+            ["a"],
+            null,
+            ["a", "b", ""],
+            100000
+        ])
     );
 }
 

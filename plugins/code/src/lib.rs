@@ -15,7 +15,8 @@
 use std::cell::RefCell;
 
 use boa_engine::builtins::promise::PromiseState;
-use boa_engine::object::builtins::JsPromise;
+use boa_engine::native_function::NativeFunctionPointer;
+use boa_engine::object::builtins::{JsArray, JsPromise};
 use boa_engine::{
     Context, JsArgs, JsError, JsNativeError, JsResult, JsString, JsValue, NativeFunction, Source, js_string,
 };
@@ -92,6 +93,114 @@ fn host_call(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<J
     }
 }
 
+/// An argument as a Rust string.
+fn string_arg(args: &[JsValue], at: usize, context: &mut Context) -> JsResult<String> {
+    Ok(args.get_or_undefined(at).to_string(context)?.to_std_string_escaped())
+}
+
+/// `split`'s limit: `undefined` is 2^32 - 1, as the spec says.
+fn limit_arg(args: &[JsValue], at: usize, context: &mut Context) -> JsResult<usize> {
+    match args.get_or_undefined(at) {
+        value if value.is_undefined() => Ok(u32::MAX as usize),
+        value => Ok(value.to_u32(context)? as usize),
+    }
+}
+
+fn js_array(items: impl IntoIterator<Item = JsValue>, context: &mut Context) -> JsValue {
+    JsArray::from_iter(items, context).into()
+}
+
+/// A regular expression from a `RegExp`'s source and flags (`g`, `y`, `d` are the caller's).
+fn regex_arg(args: &[JsValue], context: &mut Context) -> JsResult<regress::Regex> {
+    let source = string_arg(args, 1, context)?;
+    let flags: String = string_arg(args, 2, context)?.chars().filter(|c| !matches!(c, 'g' | 'y' | 'd')).collect();
+    regress::Regex::with_flags(&source, flags.as_str())
+        .map_err(|e| JsNativeError::syntax().with_message(format!("invalid regular expression /{source}/: {e}")).into())
+}
+
+/// `__mcpbox_split(string, separator, limit)`: `String.prototype.split` with a string
+/// separator, in linear time.
+fn host_split(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
+    let text = string_arg(args, 0, context)?;
+    let separator = string_arg(args, 1, context)?;
+    let limit = limit_arg(args, 2, context)?;
+    let pieces: Vec<JsValue> = if separator.is_empty() {
+        text.encode_utf16().take(limit).map(|unit| JsValue::from(JsString::from(&[unit][..]))).collect()
+    } else {
+        text.split(separator.as_str()).take(limit).map(|piece| JsValue::from(JsString::from(piece))).collect()
+    };
+    Ok(js_array(pieces, context))
+}
+
+/// `__mcpbox_regex_split(string, source, flags, limit)`: `split` by a regular expression, its
+/// captures spliced in, an empty match never splitting at the last split's end (the spec's
+/// `@@split`), in linear time.
+fn host_regex_split(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
+    let text = string_arg(args, 0, context)?;
+    let regex = regex_arg(args, context)?;
+    let limit = limit_arg(args, 3, context)?;
+    let mut pieces = Vec::new();
+    if limit == 0 {
+        return Ok(js_array(pieces, context));
+    }
+    if text.is_empty() {
+        if regex.find(&text).is_none() {
+            pieces.push(JsValue::from(JsString::from("")));
+        }
+        return Ok(js_array(pieces, context));
+    }
+    let mut last = 0;
+    for found in regex.find_iter(&text) {
+        let range = found.range();
+        if range.start >= text.len() || (range.is_empty() && range.start == last) {
+            continue;
+        }
+        pieces.push(JsValue::from(JsString::from(&text[last..range.start])));
+        if pieces.len() == limit {
+            return Ok(js_array(pieces, context));
+        }
+        for group in found.groups().skip(1) {
+            pieces.push(group.map_or_else(JsValue::undefined, |group| JsString::from(&text[group]).into()));
+            if pieces.len() == limit {
+                return Ok(js_array(pieces, context));
+            }
+        }
+        last = range.end;
+    }
+    pieces.push(JsValue::from(JsString::from(&text[last..])));
+    Ok(js_array(pieces, context))
+}
+
+/// `__mcpbox_match_all(string, source, flags)`: what a global `match` returns (every match's
+/// text), or `null` when there is none, in linear time.
+fn host_match_all(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
+    let text = string_arg(args, 0, context)?;
+    let regex = regex_arg(args, context)?;
+    let found: Vec<JsValue> =
+        regex.find_iter(&text).map(|found| JsValue::from(JsString::from(&text[found.range()]))).collect();
+    if found.is_empty() {
+        return Ok(JsValue::null());
+    }
+    Ok(js_array(found, context))
+}
+
+/// JSON numbers as a person writes them: a whole number the engine holds as a float
+/// (`4999950000.0`) becomes an integer.
+fn whole_numbers(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(float) if number.is_f64() && float.fract() == 0.0 && float.abs() < 9_007_199_254_740_992.0 => {
+                Value::from(float as i64)
+            }
+            _ => Value::Number(number),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(whole_numbers).collect()),
+        Value::Object(members) => Value::Object(members.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect()),
+        other => other,
+    }
+}
+
 /// `__mcpbox_log(line)`: kept within the bounds, the rest counted.
 fn host_log(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
     let line = args.get_or_undefined(0).to_string(context)?.to_std_string_escaped();
@@ -150,6 +259,14 @@ fn run(args: RunArgs) -> Result<CallResult, Error> {
     context
         .register_global_callable(js_string!("__mcpbox_log"), 1, NativeFunction::from_fn_ptr(host_log))
         .map_err(engine)?;
+    let natives: [(JsString, usize, NativeFunctionPointer); 3] = [
+        (js_string!("__mcpbox_split"), 3, host_split),
+        (js_string!("__mcpbox_regex_split"), 4, host_regex_split),
+        (js_string!("__mcpbox_match_all"), 3, host_match_all),
+    ];
+    for (name, length, function) in natives {
+        context.register_global_callable(name, length, NativeFunction::from_fn_ptr(function)).map_err(engine)?;
+    }
     context.eval(Source::from_bytes(PRELUDE)).map_err(engine)?;
 
     // The body of an async function: `await` and `return` work at its top level.
@@ -166,7 +283,7 @@ fn run(args: RunArgs) -> Result<CallResult, Error> {
     match promise.state() {
         PromiseState::Fulfilled(value) => {
             let result = match value.to_json(&mut context) {
-                Ok(json) => json.unwrap_or(serde_json::Value::Null),
+                Ok(json) => whole_numbers(json.unwrap_or(serde_json::Value::Null)),
                 Err(error) => {
                     return Ok(failed(format!("the script's result is not JSON: {}", thrown(&error, &mut context))));
                 }

@@ -4,8 +4,37 @@
 (() => {
   const call = globalThis.__mcpbox_call;
   const log = globalThis.__mcpbox_log;
-  delete globalThis.__mcpbox_call;
-  delete globalThis.__mcpbox_log;
+  const split = globalThis.__mcpbox_split;
+  const regexSplit = globalThis.__mcpbox_regex_split;
+  const matchAll = globalThis.__mcpbox_match_all;
+  for (const name of ['__mcpbox_call', '__mcpbox_log', '__mcpbox_split', '__mcpbox_regex_split', '__mcpbox_match_all']) {
+    delete globalThis[name];
+  }
+  // The engine's own `split` and global `match` take quadratic time on long strings: the common
+  // cases run natively (with the engine's own regular expressions), the rest as before.
+  const engineSplit = String.prototype.split;
+  const engineMatch = String.prototype.match;
+  const plainRegExp = (value) => value instanceof RegExp && !Object.prototype.hasOwnProperty.call(value, Symbol.split);
+  Object.defineProperty(String.prototype, 'split', {
+    value: function (separator, limit) {
+      if (typeof separator === 'string') return split(String(this), separator, limit);
+      if (plainRegExp(separator)) return regexSplit(String(this), separator.source, separator.flags, limit);
+      return engineSplit.call(this, separator, limit);
+    },
+    writable: true,
+    configurable: true,
+  });
+  Object.defineProperty(String.prototype, 'match', {
+    value: function (regexp) {
+      if (plainRegExp(regexp) && regexp.global) {
+        regexp.lastIndex = 0;
+        return matchAll(String(this), regexp.source, regexp.flags);
+      }
+      return engineMatch.call(this, regexp);
+    },
+    writable: true,
+    configurable: true,
+  });
   const textOf = (result) =>
     (result.content ?? []).filter((block) => block.type === 'text').map((block) => block.text).join('\n');
   const callTool = async (name, args = {}) => {
