@@ -60,6 +60,7 @@ mod sdk_transports;
 mod skills;
 mod tasks;
 mod tls;
+mod tool_search;
 mod vault;
 mod websocket;
 mod write_budgets;

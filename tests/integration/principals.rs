@@ -370,3 +370,22 @@ async fn an_inner_call_is_made_for_the_same_principal_within_its_entitlements() 
     let ran = answer(call(&url, &ada, "code.run", json!({ "script": script })).await).await;
     assert_eq!(ran["result"]["structuredContent"]["result"], "ada: unknown tool `chaos.echo`", "{ran}");
 }
+
+/// Tool search (`--tool-search`): a principal finds only the tools it may use.
+#[tokio::test]
+async fn a_search_finds_only_what_the_principal_may_use() {
+    let provider = Provider::start();
+    let rules = "[[auth.entitlements]]\nscope = \"tools:read\"\ntools = [\"chaos.caller\"]\n";
+    let (_server, url, _config) = serve_files(&provider, rules, vec![fixture("chaos").into(), "--tool-search".into()]);
+    let ada = provider.token("ada", "tools:read", Some(&url)).await;
+    assert_eq!(tool_names(&url, &ada).await, ["search_tools", "call_tool"]);
+    let query = json!({ "query": "says who the host echo panics", "limit": 50 });
+    let found = answer(call(&url, &ada, "search_tools", query).await).await;
+    let names: Vec<&str> = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["chaos.caller"], "{found}");
+}

@@ -120,6 +120,10 @@ pub struct ServeArgs {
     /// loaded, reloaded or dropped while serving, and clients are told).
     #[arg(long)]
     pub no_watch: bool,
+    /// Show clients two tools, `search_tools` and `call_tool`, instead of every tool (for large
+    /// catalogs; docs/composition.md).
+    #[arg(long)]
+    pub tool_search: bool,
     /// Items per page of list results [default: 100].
     #[arg(long, value_name = "N")]
     pub page_size: Option<usize>,

@@ -64,6 +64,8 @@ pub(crate) struct FileConfig {
     /// `[[skills]]`: directories of skills served (docs/skills.md).
     #[serde(default)]
     pub(crate) skills: Vec<Spanned<FileSkills>>,
+    /// Show clients `search_tools` and `call_tool` instead of every tool.
+    pub(crate) tool_search: Option<bool>,
     /// What the server tells clients about itself (`instructions` of `initialize`).
     pub(crate) instructions: Option<Spanned<String>>,
 }

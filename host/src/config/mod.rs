@@ -86,6 +86,8 @@ pub struct Settings {
     pub plugin_configs: PluginConfigs,
     /// Items per page of list results.
     pub page_size: usize,
+    /// Show clients `search_tools` and `call_tool` instead of every tool.
+    pub tool_search: bool,
     /// Serve Streamable HTTP with these options.
     pub http: Option<HttpOptions>,
     /// Serve stdio (without `--http`, or with `--stdio`).
@@ -204,6 +206,7 @@ impl Settings {
             engine,
             plugin_configs,
             page_size: args.page_size.or(file.config.limits.page_size).unwrap_or(DEFAULT_PAGE_SIZE).max(1),
+            tool_search: args.tool_search || file.config.tool_search.unwrap_or(false),
             stdio: http.is_none() || args.stdio,
             http,
             watch: !args.no_watch && file.config.watch.unwrap_or(true),

@@ -27,6 +27,7 @@ use super::convert;
 use super::errors::request_error;
 use super::notify::{Notifier, pump};
 use super::observe::{self, Target};
+use super::search;
 use super::session::Session;
 use super::skills;
 use crate::access::Kind;
@@ -58,12 +59,20 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.state.tool_search {
+            return Ok(ListToolsResult::with_all_items(search::host_tools()));
+        }
         self.tools_page(request, &context).await
     }
 
     /// The tool `name` as listed, for rmcp's Streamable HTTP transport to check the call's
     /// `Mcp-Param-*` headers against its `x-mcp-header` parameters (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if self.state.tool_search
+            && let Some(tool) = search::host_tools().into_iter().find(|tool| tool.name == name)
+        {
+            return Some(tool);
+        }
         let lists = self.state.lists(&self.state.catalog()).ok()?;
         // In the catalog's order: sorted by name.
         let at = lists.tools.binary_search_by(|tool| tool.name.as_ref().cmp(name)).ok()?;
@@ -72,9 +81,17 @@ impl ServerHandler for Session {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Tool search: a search answers here; `call_tool` becomes the call of the tool it names.
+        if self.state.tool_search {
+            match request.name.as_ref() {
+                search::SEARCH_TOOL => return self.search_tools(&request, &context).map(CallToolResponse::from),
+                search::CALL_TOOL => request = self.unwrap_call_tool(request, &context)?,
+                _ => {}
+            }
+        }
         let name = request.name.to_string();
         let plugin = observe::plugin_of(&self.state.catalog(), Kind::Tool, &name);
         let audit = self.state.audit.as_ref().and_then(|_| {
@@ -239,6 +256,9 @@ impl ServerHandler for Session {
     /// is offered to rmcp, which keeps what the capabilities declare (list changes while
     /// plugins are watched, resource subscriptions) and acknowledges it.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // The stream hears every change from now on, before rmcp acknowledges it: a change made
+        // right after the acknowledgment is not lost while `listen` starts.
+        self.listening.subscribe_early(self.state.live().subscribe());
         Some(requested.clone())
     }
 
@@ -247,7 +267,7 @@ impl ServerHandler for Session {
     /// request with its completion result carrying `io.modelcontextprotocol/subscriptionId`
     /// (2026-07-28 basic/patterns/subscriptions §Graceful Closure).
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let changes = self.state.live().subscribe();
+        let changes = self.listening.take().unwrap_or_else(|| self.state.live().subscribe());
         tokio::select! {
             () = context.cancelled() => {}
             () = self.state.health.listens_ended() => {}

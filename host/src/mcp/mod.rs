@@ -17,6 +17,7 @@
 //!   entitlements, limits) and words its refusals as JSON-RPC errors;
 //! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
 //!   the client's own, its completed results kept across a request's rounds;
+//! - `search`: tool search for large catalogs (`search_tools`, `call_tool` instead of every tool);
 //! - `approval`: the person's yes before a call of a tool the operator marked, and `link`:
 //!   the account a call needs linked first, both asked before the plugin starts;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
@@ -45,6 +46,7 @@ mod request_state;
 mod roots;
 mod running;
 mod scope;
+mod search;
 mod session;
 mod skills;
 mod state;

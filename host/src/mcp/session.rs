@@ -13,6 +13,8 @@ use super::notify::Subscriptions;
 use super::roots::SessionRoots;
 use super::state::McpState;
 use crate::access::Principal;
+use crate::runtime::Change;
+use tokio::sync::broadcast::Receiver;
 
 /// One connection.
 #[derive(Clone)]
@@ -34,6 +36,32 @@ pub struct Session {
     pub(crate) approved: SessionApprovals,
     /// How the client reaches this session, as the audit names it.
     pub(crate) transport: &'static str,
+    /// Change subscriptions made for `subscriptions/listen` streams about to start.
+    pub(crate) listening: Arc<EarlySubscriptions>,
+}
+
+/// Change subscriptions made when a `subscriptions/listen` is accepted, before rmcp acknowledges
+/// it, taken by the stream when it starts. They are all alike (every change from their making
+/// on), so which stream takes which does not matter; a few left by streams that failed to start
+/// are dropped, oldest first.
+#[derive(Default)]
+pub(crate) struct EarlySubscriptions(Mutex<std::collections::VecDeque<Receiver<Change>>>);
+
+/// Subscriptions kept for streams about to start.
+const EARLY_SUBSCRIPTIONS: usize = 64;
+
+impl EarlySubscriptions {
+    pub(crate) fn subscribe_early(&self, changes: Receiver<Change>) {
+        let mut early = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if early.len() == EARLY_SUBSCRIPTIONS {
+            early.pop_front();
+        }
+        early.push_back(changes);
+    }
+
+    pub(crate) fn take(&self) -> Option<Receiver<Change>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
+    }
 }
 
 impl Session {
@@ -50,6 +78,7 @@ impl Session {
             connection: false,
             approved: SessionApprovals::default(),
             transport: "streamable-http",
+            listening: Arc::default(),
         }
     }
 

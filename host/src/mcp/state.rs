@@ -170,6 +170,8 @@ pub struct McpState {
     pub(crate) skills: Arc<LiveSkills>,
     /// The operator's `instructions`, if any.
     pub(crate) instructions: Option<String>,
+    /// Clients see `search_tools` and `call_tool` instead of every tool (`search.rs`).
+    pub(crate) tool_search: bool,
 }
 
 /// The skills `catalog`'s plugins ship, served beside the operator's; what changed since it
@@ -242,6 +244,7 @@ impl McpState {
             audit,
             skills,
             instructions: settings.instructions.clone(),
+            tool_search: settings.tool_search,
         }))
     }
 
