@@ -34,7 +34,10 @@ fn legacy(config: &ConfigFile) -> Server {
 fn a_composer_uses_other_plugins_tools_with_their_grants_never_its_own() {
     let root = temp_dir();
     std::fs::write(root.path().join("a.txt"), "tide ebb tide").unwrap();
-    let config = config(root.path(), false, r#"["fs.read_file", "textstats.*"]"#, "");
+    let audit = temp_dir();
+    let audit = audit.path().join("audit.jsonl");
+    let config =
+        config(root.path(), false, r#"["fs.read_file", "textstats.*"]"#, &format!("[audit]\npath = {audit:?}\n"));
     let mut server = legacy(&config);
 
     let gathered = call_tool(&mut server, "composer.gather", json!({ "path": "a.txt" }));
@@ -43,6 +46,16 @@ fn a_composer_uses_other_plugins_tools_with_their_grants_never_its_own() {
     assert!(said["own"].as_str().unwrap().starts_with("cannot read it itself"), "{said}");
     assert_eq!(said["text"], "tide ebb tide", "{said}");
     assert_eq!(said["words"], 3, "{said}");
+    // The audit: the composer's line names each inner call, and holds what its callees did.
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&audit).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let line = lines.iter().find(|line| line.to_string().contains("composer.gather")).expect("the composer's line");
+    assert_eq!(
+        line["effects"]["calls"],
+        json!([{ "tool": "fs.read_file", "outcome": "ok" }, { "tool": "textstats.stats", "outcome": "ok" }]),
+        "{line}"
+    );
+    assert!(line["effects"]["files"].to_string().contains("a.txt"), "{line}");
 
     // Only what may_call lists: fs.write_file is served, and refused to the composer by name.
     let refused = call_tool(
