@@ -49,8 +49,16 @@ fn a_compilation_over_the_time_limit_is_stopped_and_the_others_serve() {
     );
     server.initialize("2025-06-18", json!({}));
     assert_still_serving(&mut server);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(compiling_in(cache.path()), 0, "the compiling process must be gone");
+    // Killed, not abandoned: gone within moments (under a loaded machine's scheduling), long
+    // before such a compilation would end by itself.
+    let gone = (0..100).any(|_| {
+        let gone = compiling_in(cache.path()) == 0;
+        if !gone {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        gone
+    });
+    assert!(gone, "the compiling process must be gone");
 }
 
 #[test]

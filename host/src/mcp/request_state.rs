@@ -32,6 +32,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::compose::Recorded;
 use super::era::Era;
 
 /// The largest `requestState` mcpbox hands out or accepts, in bytes (base64 text).
@@ -132,21 +133,6 @@ struct Payload<'a> {
     /// The inner calls (`host.call-tool`) this request's rounds completed, never run again.
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     calls: Cow<'a, [Recorded]>,
-}
-
-/// One inner call a round completed (`compose.rs`): the next round gets its result back
-/// instead of running it again, where the same tool is called with the same arguments at the
-/// same place in the order of calls.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Recorded {
-    /// Its place among the request's inner calls, in the order they started.
-    pub(crate) at: usize,
-    /// How many places it and the calls it made took (a replayed call makes none).
-    pub(crate) places: usize,
-    /// A digest of the tool's name and its arguments.
-    pub(crate) call: String,
-    /// Its `CallToolResult`.
-    pub(crate) result: serde_json::Value,
 }
 
 /// What a round's `requestState` and `inputResponses` give the call.
