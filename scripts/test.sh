@@ -3,7 +3,7 @@
 # host, checks formatting, runs every test of the host against real components, and proves that
 # every protection is guarded by a test. Each phase says when it starts (seconds in, on stderr).
 #
-# Nothing is built twice (and the guests build beside the host):
+# Nothing is built twice:
 # - clippy lints as the code is built (clippy-driver as cargo's workspace wrapper, `-D warnings`;
 #   what `cargo clippy` does, without its separate check build of every dependency): the guests'
 #   release build, their unit tests on the host's target, and the host's test build, every
@@ -32,33 +32,19 @@ tools=$!
 # A failure below ends the set-up too (the step under way finishes; no further one starts).
 trap 'kill "$tools" 2> /dev/null || true' EXIT
 
-phase "guests and host, built side by side (set-up, build, lints)"
-# The guests (their own workspace and target/) build beside the host: each build has stretches
-# that keep one core only (the code plugin's JavaScript engine and its link-time optimization,
-# the host's links), which the other build fills. Their output goes to a log, shown after.
+phase "guests (set-up, build, lints)"
 # (Guests built by Debian's rustc where rustup's server is out of reach are not linted: Debian's
 # rustc-web ships no clippy; scripts/cargo-wasip2.)
-(
-  scripts/build-guests.sh
-  cargo fmt --all -- --check
-  (cd plugins && cargo fmt --all -- --check)
-  phase "guests built; guest unit tests"
-  # The SDK's and the bundled plugins' unit tests and rustdoc examples, compiled and run for
-  # the host's target (they build Plugins and schemas; the WIT imports a call would use exist
-  # only inside a component).
-  cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk -p filesystem -p memory -p time -p sequential-thinking -p fetch
-  phase "guests done"
-) > target/guests.log 2>&1 &
-guests=$!
-trap 'kill "$tools" "$guests" 2> /dev/null || true' EXIT
+scripts/build-guests.sh
+cargo fmt --all -- --check
+(cd plugins && cargo fmt --all -- --check)
+phase "guest unit tests"
+# The SDK's and the bundled plugins' unit tests and rustdoc examples, compiled and run for the
+# host's target (they build Plugins and schemas; the WIT imports a call would use exist only
+# inside a component).
+cargo test --quiet --manifest-path plugins/Cargo.toml -p mcpbox-sdk -p filesystem -p memory -p time -p sequential-thinking -p fetch
+phase "host build and lints"
 cargo test --workspace --all-targets --features failpoints --no-run
-phase "host built"
-if ! wait "$guests"; then
-  cat target/guests.log >&2
-  echo "test.sh: building, linting or unit-testing the guests failed (above)" >&2
-  exit 1
-fi
-cat target/guests.log >&2
 phase "the tests' tools (set up meanwhile)"
 if ! wait "$tools"; then
   cat target/setup-test-tools.log >&2

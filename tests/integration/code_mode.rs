@@ -75,7 +75,8 @@ return {{ files, words }};"#
     );
     // `split` and a global `match` run natively (the engine's own are quadratic), with the
     // language's semantics.
-    let strings = r"return ['a,b,,c'.split(','), 'a1b2c'.split(/(\d)/), 'abc'.split(''), 'abc'.split(/(?:)/),
+    let strings = r"const fs = await tools.filesystem; if (typeof fs.list_directory !== 'function') throw new Error('no proxy');
+        return ['a,b,,c'.split(','), 'a1b2c'.split(/(\d)/), 'abc'.split(''), 'abc'.split(/(?:)/),
         ''.split(','), 'a b'.split(' ', 1), 'x'.match(/y/g), 'aXbx'.split(/x/i), 'tide ebb '.repeat(50000).match(/\S+/g).length]";
     let ran = run_scripts(&url, &[&script, strings]);
     // What the model learns first: the tools a script may call, as code.

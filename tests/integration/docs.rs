@@ -95,11 +95,20 @@ fn the_existing_servers_page_runs_as_written() {
     run_document("docs/existing-servers.md");
 }
 
+/// Apart: they serve the bundled plugins and a script engine, each page a minute or so; beside
+/// the other pages, not after them.
+#[test]
+fn the_composition_and_code_mode_pages_run_as_written() {
+    run_document("docs/composition.md");
+    run_document("docs/code-mode.md");
+}
+
 #[test]
 fn the_other_pages_run_as_written() {
     for document in documents() {
         let apart = ["README.md", "docs/config.md", "docs/credentials.md", "docs/existing-servers.md", "docs/audit.md"];
-        let apart = [apart.as_slice(), &["docs/skills.md", "docs/apps.md"]].concat();
+        let apart = [apart.as_slice(), &["docs/skills.md", "docs/apps.md", "docs/composition.md", "docs/code-mode.md"]]
+            .concat();
         if !GUIDES.contains(&document.as_str()) && !apart.contains(&document.as_str()) {
             run_document(&document);
         }

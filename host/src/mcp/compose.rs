@@ -26,7 +26,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::MetaObject;
 use rmcp::service::{RequestContext, RoleServer};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
@@ -37,6 +36,7 @@ use super::convert;
 use super::era::Era;
 use super::errors::tool_failure;
 use super::gate;
+use super::recorded::Recorded;
 use super::session::Session;
 use crate::access::Kind;
 use crate::runtime::CallError;
@@ -46,21 +46,6 @@ use crate::runtime::sandbox::{BoxFuture, CallScope, CallableTool, InnerCallError
 pub(crate) const MAX_DEPTH: usize = 4;
 /// Inner calls under one client request, at every depth.
 pub(crate) const MAX_CALLS_PER_REQUEST: usize = 128;
-
-/// One inner call a round completed: the next round gets its result back instead of running
-/// it again, where the same tool is called with the same arguments at the same place in the
-/// order of calls (sealed into the `requestState` by `request_state.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Recorded {
-    /// Its place among the request's inner calls, in the order they started.
-    pub(crate) at: usize,
-    /// How many places it and the calls it made took (a replayed call makes none).
-    pub(crate) places: usize,
-    /// A digest of the tool's name and its arguments.
-    pub(crate) call: String,
-    /// Its `CallToolResult`.
-    pub(crate) result: serde_json::Value,
-}
 
 /// The tool the client called, which its inner calls may not call again (a cycle).
 #[derive(Clone)]

@@ -88,7 +88,7 @@ impl ServerHandler for Session {
         if self.state.tool_search {
             match request.name.as_ref() {
                 search::SEARCH_TOOL => return self.search_tools(&request, &context).map(CallToolResponse::from),
-                search::CALL_TOOL => request = self.unwrap_call_tool(request, &context)?,
+                search::CALL_TOOL => request = self.unwrap_call_tool(request)?,
                 _ => {}
             }
         }

@@ -42,6 +42,7 @@ mod lists;
 mod notify;
 mod observe;
 mod paging;
+mod recorded;
 mod request_state;
 mod roots;
 mod running;

@@ -165,7 +165,6 @@ impl Session {
     pub(crate) fn unwrap_call_tool(
         &self,
         mut request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolRequestParams, McpError> {
         let mut arguments = request.arguments.take().unwrap_or_default();
         let Some(Value::String(name)) = arguments.remove("name") else {
@@ -182,7 +181,6 @@ impl Session {
         if listed.is_some_and(|tool| !for_the_model(tool.meta.as_ref())) || name == SEARCH_TOOL || name == CALL_TOOL {
             return Err(super::errors::request_error(CallError::UnknownTool { name }));
         }
-        let _ = context;
         request.name = name.into();
         request.arguments = Some(inner);
         Ok(request)

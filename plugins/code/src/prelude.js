@@ -49,8 +49,10 @@
     if (blocks.every((block) => block.type === 'text')) return textOf(result);
     return result;
   };
+  // `then` is never a tool: an awaited `tools.x` is the object itself, not a call.
+  const named = (name) => typeof name === 'string' && name !== 'then';
   const tool = (plugin) =>
-    new Proxy({}, { get: (_, name) => (typeof name === 'string' ? (args) => callTool(`${plugin}.${name}`, args) : undefined) });
+    new Proxy({}, { get: (_, name) => (named(name) ? (args) => callTool(`${plugin}.${name}`, args) : undefined) });
   const show = (value) => {
     if (typeof value === 'string') return value;
     try {
@@ -62,7 +64,7 @@
   const write = (...values) => log(values.map(show).join(' '));
   Object.defineProperty(globalThis, 'callTool', { value: callTool });
   Object.defineProperty(globalThis, 'tools', {
-    value: new Proxy({}, { get: (_, plugin) => (typeof plugin === 'string' ? tool(plugin) : undefined) }),
+    value: new Proxy({}, { get: (_, plugin) => (named(plugin) ? tool(plugin) : undefined) }),
   });
   Object.defineProperty(globalThis, 'console', {
     value: Object.freeze({ log: write, info: write, warn: write, error: write, debug: write }),
