@@ -9,6 +9,13 @@
 #                             OLD (a build of the commit before a change), both serving the echo
 #                             plugin: the compare rows, each median against the other build's
 #                             min-max over the interleaved runs
+#   scripts/bench.sh guard BASE  the guard for every change: this working tree's release build
+#                             against a release build of commit BASE (kept in target/guard/), both
+#                             serving the echo plugin, the echo rows interleaved (9 repetitions
+#                             of 1 s: GUARD_REPS, GUARD_SECONDS), with BASE's native rmcp echo
+#                             for scale; a verdict per row (slower, faster, no change) and exit 1
+#                             if a row is slower. Compare against the build before the program
+#                             (docs/performance.md, "The guard"), not only the last commit
 #   scripts/bench.sh interpreters  the Python and JavaScript plugins vs the Python SDK's server,
 #                             with faults, TLB shootdowns and memory.grows per call, resident
 #                             resets on and off, and twenty interpreter plugins in one server
@@ -55,6 +62,26 @@ case "${1:-compare}" in
     baseline=$(realpath "$2")
     cargo build --release -p mcpbox
     BENCH_BASELINE=$baseline cargo bench -p mcpbox --bench compare ;;
+  guard)
+    [ -n "${2:-}" ] || { echo "usage: $0 guard BASE (a commit)" >&2; exit 2; }
+    base=$(git rev-parse --verify "$2^{commit}")
+    # BASE's source, as committed, and its release builds in a target of their own (kept: a
+    # second guard against the same base builds nothing).
+    source="$root/target/guard/src-$base"
+    if [ ! -e "$source/.complete" ]; then
+      rm -rf "$source" && mkdir -p "$source"
+      git archive "$base" | tar -x -C "$source"
+      touch "$source/.complete"
+    fi
+    export CARGO_TARGET_DIR="$root/target/guard/target"
+    (cd "$source" && cargo build --release -p mcpbox --example native_echo --features native-echo \
+      && cargo build --release -p mcpbox)
+    cp "$CARGO_TARGET_DIR/release/mcpbox" "$root/target/guard/mcpbox-$base"
+    cp "$CARGO_TARGET_DIR/release/examples/native_echo" "$root/target/guard/native_echo-$base"
+    unset CARGO_TARGET_DIR
+    cargo build --release -p mcpbox
+    GUARD_BASE="$root/target/guard/mcpbox-$base" GUARD_NATIVE="$root/target/guard/native_echo-$base" \
+      GUARD_CURRENT="$root/target/release/mcpbox" cargo bench -p mcpbox --bench guard ;;
   latency) cargo bench -p mcpbox --bench latency ;;
   http) cargo bench -p mcpbox --bench http_throughput ;;
   auth) cargo bench -p mcpbox --bench auth_overhead ;;
@@ -77,5 +104,5 @@ case "${1:-compare}" in
   code-mode)
     cargo build --release -p mcpbox
     python3 scripts/bench-code-mode.py target/release/mcpbox ;;
-  *) echo "usage: $0 [compare|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|effects [OLD]|credentials|examples|reference|built|code-mode]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|guard BASE|interpreters|builds OLD|latency|http|auth|fleet|telemetry|startup|effects [OLD]|credentials|examples|reference|built|code-mode]" >&2; exit 2 ;;
 esac

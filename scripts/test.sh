@@ -27,6 +27,8 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 # The tools the tests drive download while the code compiles (the network beside the CPU).
 mkdir -p target
+# What the run changes outside its own places is checked at the end (check-untouched.sh).
+touch target/test-started.stamp
 scripts/setup-test-tools.sh 2> target/setup-test-tools.log &
 tools=$!
 # A failure below ends the set-up too (the step under way finishes; no further one starts).
@@ -53,9 +55,31 @@ if ! wait "$tools"; then
 fi
 cat target/setup-test-tools.log >&2
 phase "host tests"
-cargo test --workspace --features failpoints
+# The tests run with a HOME of the run's own (target/test-home), empty: what a test starts
+# without a HOME of its own (tests/integration/common/own.rs) would write there, shared with
+# every other test, and check-untouched.sh fails the run when anything is left in it; the real
+# HOME is never the tests'. The tool homes and the package managers' download caches stay the
+# real ones (downloads, not state).
+test_home="$root/target/test-home"
+rm -rf "$test_home" && mkdir -p "$test_home"
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export npm_config_cache="${npm_config_cache:-$HOME/.npm}" PIP_CACHE_DIR="${PIP_CACHE_DIR:-$HOME/.cache/pip}"
+[ -d "$HOME/.pyenv" ] && export PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
+unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME
+export HOME="$test_home"
+# Each test's wall time (tests/integration/common/clock.rs); the ten slowest are printed after.
+export MCPBOX_TEST_TIMES="$root/target/test-times.tsv"
+rm -f "$MCPBOX_TEST_TIMES"
+status=0
+cargo test --workspace --features failpoints || status=$?
+unset MCPBOX_TEST_TIMES
+echo "test.sh: the ten slowest tests (seconds):" >&2
+sort -rn "$root/target/test-times.tsv" 2> /dev/null | head -10 | sed 's/^/  /' >&2
+[ "$status" = 0 ] || exit "$status"
 # Every protection in SECURITY.md switched off in turn must make its guarding tests fail (they
 # have just passed with nothing armed).
 phase "protections"
 python3 scripts/check-protections.py --no-baseline
+phase "nothing changed outside the run's own places"
+scripts/check-untouched.sh target/test-started.stamp "$test_home"
 phase "done"

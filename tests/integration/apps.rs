@@ -238,6 +238,14 @@ fn an_apps_html_is_pinned_and_served_only_as_pinned() {
         message.contains("changed since it was pinned: withheld until accepted (`mcpbox accept meta`)"),
         "{withheld}"
     );
+    // Nor advertised: not listed, and its tool no longer links it.
+    let advertised = |server: &mut Server| {
+        let listed = server.result("resources/list", json!({}))["resources"].to_string().contains("ui://meta/app");
+        let tools = server.result("tools/list", json!({}));
+        let tag = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == "meta.tag").cloned().unwrap();
+        (listed, tag["_meta"]["ui"]["resourceUri"] == "ui://meta/app")
+    };
+    assert_eq!(advertised(&mut server), (false, false), "a withheld app is advertised");
     drop(server);
     let accepted = crate::common::mcpbox("accept").arg("meta").args(config.args()).output().unwrap();
     assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
@@ -245,6 +253,7 @@ fn an_apps_html_is_pinned_and_served_only_as_pinned() {
     server.initialize("2025-11-25", json!({}));
     let second = server.result("resources/read", json!({ "uri": "ui://meta/app" }));
     assert!(text_of(&second).contains("meta's app, changed"), "{second}");
+    assert_eq!(advertised(&mut server), (true, true), "an accepted app is advertised again");
 
     // A plugin that serves one HTML at load and another later: refused every time.
     let dir = crate::common::temp_dir();
@@ -258,6 +267,47 @@ fn an_apps_html_is_pinned_and_served_only_as_pinned() {
     let refused = server.call("resources/read", json!({ "uri": "ui://meta/app" }));
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("plugin `meta` served other HTML for `ui://meta/app` than when it loaded"), "{refused}");
+}
+
+/// A read of an app under way while the catalog is swapped (here the pins file changes, as
+/// `mcpbox accept` or another server's first use changes it; a plugin reloaded does the same)
+/// is answered with the app its plugin served, checked against the catalog that served it.
+/// (The CI failure "is not an app its plugin listed when it loaded": the check took the
+/// catalog swapped in meanwhile, which had not seen the listing that made `meta` the owner.)
+#[test]
+fn a_read_under_way_while_the_catalog_is_swapped_gets_its_app() {
+    let dir = crate::common::temp_dir();
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}]\n\n[[roots]]\npath = {:?}\nwritable = true\n\n[plugin.meta]\nenv = {{ MODE = \"slow-read\" }}\n",
+        fixture("meta"),
+        dir.path()
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-11-25", json!({}));
+    let id = server.fresh_id();
+    server
+        .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "resources/read", "params": { "uri": "ui://meta/app" } }));
+    // The plugin is reading (it waits for `go`).
+    let reading = dir.path().join("reading");
+    let end = std::time::Instant::now() + crate::common::WAIT;
+    while !reading.exists() {
+        assert!(std::time::Instant::now() < end, "the read never started:\n{}", server.stderr());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Another catalog is swapped in: the pins file is written again (the same pins).
+    let serving = |server: &Server| server.stderr().matches("now serving").count();
+    let swaps = serving(&server);
+    let pins = config.path.with_file_name("mcpbox.pins.json");
+    let pinned = std::fs::read(&pins).expect("the first use pinned the plugin");
+    std::fs::write(&pins, pinned).unwrap();
+    let end = std::time::Instant::now() + crate::common::WAIT;
+    while serving(&server) == swaps {
+        assert!(std::time::Instant::now() < end, "no catalog was swapped in:\n{}", server.stderr());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::fs::write(dir.path().join("go"), b"").unwrap();
+    let read = server.read_until(|m| m["id"] == id);
+    assert!(text_of(&read["result"]).contains("meta's app</p>"), "{read}");
 }
 
 /// The `_meta` a guest sets reaches its result when the call goes on as a task too (stored

@@ -40,7 +40,8 @@ fn an_app_renders_in_chromium_and_calls_its_tool_back_through_the_host() {
     let screenshot = artifacts.join("mcp-app-in-chromium.png");
     let _ = std::fs::remove_file(&screenshot);
     let root = format!("/roots/{}", project.path().file_name().unwrap().to_str().unwrap());
-    let output = std::process::Command::new(&node)
+    // Chromium keeps crash reports and settings under HOME: the test's own.
+    let output = crate::common::owned(&mut std::process::Command::new(&node))
         .arg(repo_root().join("tests/browser/run.mjs"))
         .args([&packages, &chromium, &page_port.to_string(), &url, &root])
         .arg(&screenshot)

@@ -142,6 +142,34 @@ fn memory_from_large_results_is_returned() {
     assert_still_serving(&mut server);
 }
 
+/// Calls `tool` and returns where the server's log stands once the call's `request finished`
+/// line is in it (its end).
+fn finished(server: &mut Server, tool: &str, arguments: serde_json::Value) -> usize {
+    let id = server.fresh_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }));
+    let response = server.read_until(|m| m["id"] == id);
+    assert_eq!(response["result"]["isError"], false, "{tool}: {response}");
+    let marker = format!("\"jsonrpc.request.id\":\"{id}\"");
+    let found = |log: &str| {
+        let mut at = 0;
+        for line in log.split_inclusive('\n') {
+            at += line.len();
+            if line.ends_with('\n') && line.contains("request finished") && line.contains(&marker) {
+                return Some(at);
+            }
+        }
+        None
+    };
+    let end = std::time::Instant::now() + LOGGED;
+    loop {
+        if let Some(at) = found(&server.stderr()) {
+            return at;
+        }
+        assert!(std::time::Instant::now() < end, "{tool}: the request's end is not in the log:\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Lines a guest causes on the host's stderr are bounded as they are written (each line's text
 /// and the 512 bytes of time, level and request fields around it), whichever way it causes
 /// them: empty `host.log` messages, short stderr lines, refused update announcements, denied
@@ -160,27 +188,27 @@ fn floods_of_short_lines_put_at_most_the_budget_into_the_hosts_stderr() {
     args.extend(["--log-format".into(), "json".into()]);
     let mut server = Server::start(&args);
     server.initialize("2025-06-18", json!({}));
+    // A window of the log is what one call wrote: from the end of the line that says the
+    // request before it finished (the last line a request writes) to the end of its own. Lines
+    // the server wrote before, still in the pipe when the call was sent (its start, the
+    // handshake), are outside it however late they are read. The first window starts after a
+    // call that writes nothing.
+    let mut start = finished(&mut server, "overflow.short_lines", json!({ "count": 0 }));
     let floods = [
         ("overflow.empty_logs", json!({ "count": 250_000 })),
         ("overflow.short_lines", json!({ "count": 20_000 })),
         ("squatter.announce", json!({ "uri": "file:///not/its/own", "times": 5_000 })),
         ("net.fetch_repeatedly", json!({ "url": "http://127.0.0.1:9/", "times": 5_000 })),
     ];
-    for (number, (tool, arguments)) in floods.into_iter().enumerate() {
-        let before = server.stderr().len();
-        let result = call_tool(&mut server, tool, arguments);
-        assert_eq!(result["isError"], false, "{tool}: {result}");
-        // The call says once what it dropped, when it ends.
-        let said = |server: &Server| server.stderr().matches("log budget was dropped").count();
-        let end = std::time::Instant::now() + LOGGED;
-        while said(&server) <= number && std::time::Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    for (tool, arguments) in floods {
+        let end = finished(&mut server, tool, arguments);
         let log = server.stderr();
-        let written = &log[before..];
+        let written = &log[start..end];
+        start = end;
+        // The call says once what it dropped, when it ends.
         assert_eq!(
-            said(&server),
-            number + 1,
+            written.matches("log budget was dropped").count(),
+            1,
             "{tool}: the drop is said once:\n{}",
             &written[written.len().saturating_sub(2000)..]
         );

@@ -102,13 +102,10 @@ sys.stdout.write(out.decode(errors="replace"))
 _, status = os.waitpid(pid, 0)
 sys.stdout.write("\nexit=%d\n" % os.waitstatus_to_exitcode(status))
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", script, env!("CARGO_BIN_EXE_mcpbox")])
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .env("MCPBOX_STATE_DIR", state_dir())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut wrapper = Command::new("python3");
+    wrapper.args(["-c", script, env!("CARGO_BIN_EXE_mcpbox")]);
+    let _own = owned_server(&mut wrapper);
+    let mut child = wrapper.stdout(Stdio::piped()).spawn().unwrap();
     let mut output = String::new();
     child.stdout.take().unwrap().read_to_string(&mut output).unwrap();
     let status = child.wait_timeout_or_kill(Duration::from_secs(90));

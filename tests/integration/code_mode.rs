@@ -159,3 +159,22 @@ fn a_script_is_stopped_by_the_usual_limits_and_a_refused_tool_is_an_exception() 
     // The host stayed up through all of it.
     assert!(server.stderr().contains("code"), "{}", server.stderr());
 }
+
+/// With every tool allowed (`may_call = ["*"]`), `describe` lists what a script may call: not
+/// `code.run` (a script calling it would be a cycle) nor `code.describe` itself.
+#[test]
+fn describe_lists_only_what_a_script_may_call() {
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n[plugin.code]\nmay_call = [\"*\"]\n",
+        plugin("code"),
+        plugin("time"),
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-11-25", json!({}));
+    let described = text(&call_tool(&mut server, "code.describe", json!({})));
+    assert!(described.contains("await tools.time.get_current_time("), "{described}");
+    assert!(!described.contains("tools.code."), "{described}");
+    let cycle =
+        call_tool(&mut server, "code.run", json!({ "script": "return await tools.code.run({ script: 'return 1' })" }));
+    assert_eq!(cycle["isError"], true, "a script calling code.run is refused: {cycle}");
+}

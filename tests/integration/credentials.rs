@@ -111,16 +111,33 @@ fn answer(mut stream: std::net::TcpStream, token: &str, log: &Mutex<Vec<Seen>>) 
     let echo = echo.to_string();
     let mut body =
         format!("{},\"slashEscaped\":\"{}\"}}", &echo[..echo.len() - 1], auth.replace('/', "\\/")).into_bytes();
-    let gzip = query.split('&').any(|p| p == "gzip");
+    let flag = |name: &str| query.split('&').any(|p| p == name);
+    // Round four: a second Content-Encoding line (`codings`), a transfer coding before the
+    // chunking (`te`), a header named by the token (`name`).
+    let (codings, te, named) = (flag("codings"), flag("te"), flag("name"));
+    let gzip = flag("gzip") || codings || te;
     if gzip {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         encoder.write_all(&body)?;
         body = encoder.finish()?;
     }
     let status = if ok { "200 OK" } else { "401 Unauthorized" };
-    let coding = if gzip { "Content-Encoding: gzip\r\n" } else { "" };
+    let coding = match (codings, te, gzip) {
+        (true, _, _) => "Content-Encoding: gzip\r\nContent-Encoding: identity\r\n",
+        (_, true, _) => "",
+        (_, _, true) => "Content-Encoding: gzip\r\n",
+        _ => "",
+    };
+    let transfer = if te { "gzip, chunked" } else { "chunked" };
+    let name = match named {
+        true => format!(
+            "{}: 1\r\n",
+            form_urlencoded::byte_serialize(auth.trim_start_matches("Bearer ").as_bytes()).collect::<String>()
+        ),
+        false => String::new(),
+    };
     let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{coding}X-Echo: {auth}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{coding}X-Echo: {auth}\r\n{name}Transfer-Encoding: {transfer}\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(head.as_bytes())?;
     // Chunks of 5 bytes, each written on its own: the token spans many of them.
@@ -153,6 +170,9 @@ fn forms(token: &str) -> Vec<String> {
 fn assert_no_token(what: &str, text: &str, token: &str) {
     for form in forms(token) {
         assert!(!text.contains(&form), "{what} holds the token (as {form}):\n{text}");
+        // As a header name: lower-cased.
+        let lower = form.to_ascii_lowercase();
+        assert!(!text.to_ascii_lowercase().contains(&lower), "{what} holds the token (as {lower}):\n{text}");
     }
 }
 
@@ -165,7 +185,8 @@ fn read(result: &Value) -> (u64, String, String) {
     let mut body: Vec<u8> =
         (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
     let headers = read["headers"].to_string();
-    if headers.to_ascii_lowercase().contains("\"content-encoding\",\"gzip\"") {
+    // Whatever the headers say (the guest never sees Transfer-Encoding): gzip's magic is enough.
+    while body.starts_with(&[0x1f, 0x8b]) {
         let mut plain = Vec::new();
         flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut plain).unwrap();
         body = plain;
@@ -259,8 +280,21 @@ arguments = "full"
         assert!(leaked.contains("*****"), "{leaked}");
         assert_no_token("the file the plugin wrote", &leaked, &token);
     }
+    // Round four: a coding the scan cannot read is refused, never passed on (a second
+    // Content-Encoding line once read as identity; a transfer coding before `chunked`, which
+    // hyper leaves in the body); a header named by the token goes.
+    for path in ["/echo?codings", "/echo?te"] {
+        let result = fetch_with(&mut server, &api.url(path), placeholder.clone(), None);
+        assert_eq!(result["isError"], true, "{path}: {result}");
+        assert_no_token("a refused response", &result.to_string(), &token);
+    }
+    assert!(server.wait_for_log("cannot be scanned for the credential", LOGGED), "{}", server.stderr());
+    let result = fetch_with(&mut server, &api.url("/echo?name"), placeholder.clone(), None);
+    let (status, headers, _) = read(&result);
+    assert_eq!(status, 200);
+    assert_no_token("the header names the plugin read", &headers, &token);
     let seen = api.seen();
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen.len(), 5, "{seen:?}");
     for request in &seen {
         assert_eq!(request.authorization, [format!("Bearer {token}")], "exactly the credential: {seen:?}");
     }
@@ -336,7 +370,7 @@ arguments = "full"
 
 fn serve_command(config: &ConfigFile) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.args(config.args());
+    crate::common::owned(&mut command).args(config.args());
     command
 }
 

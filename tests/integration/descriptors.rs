@@ -27,6 +27,17 @@ fn descriptors_over_a_limit_or_with_control_characters_are_refused_at_load() {
         ("long-description", "plugin `x` (...): the description of tool `echo` is 1048576 bytes; the limit is 65536"),
         ("many-tools", "plugin `x` (...): it describes 2000 tools; the limit is 1024"),
         ("bad-argument", "plugin `x` (...): argument name `the question` of prompt `ask` is invalid"),
+        (
+            "invisible-description",
+            "plugin `x` (...): the description of tool `echo` contains the invisible character U+E0049",
+        ),
+        (
+            "invisible-schema",
+            "plugin `x` (...): the input schema of tool `echo` contains the invisible character U+E0049",
+        ),
+        ("tool-twice", "plugin `x` (...): it lists the tool `echo` twice"),
+        ("prompt-twice", "plugin `x` (...): it lists the prompt `ask` twice"),
+        ("template-twice", "plugin `x` (...): it lists the URI template `notes://{id}` twice"),
     ] {
         let (loaded, output) = check_with(mode);
         assert!(!loaded, "{mode}: {output}");

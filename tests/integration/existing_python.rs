@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::common::{repo_root, state_dir};
+use crate::common::repo_root;
 use crate::existing_servers::{
     assert_absent, build, built, in_namespace, names, requests, serve_probe, standin_certificates, start_standin,
 };
@@ -112,19 +112,22 @@ fn a_built_python_servers_code_reads_its_environment_per_call_and_gets_what_any_
     let source = repo_root().join("tests/fixtures/existing/python-probe/server.py");
     let shell_secret = format!("build-shell-{}", std::process::id());
     let out = dir.path().join("probe.wasm");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+    // Built by a builder whose home, user, variables and settings would show (build_hygiene.rs).
+    let builder = crate::build_hygiene::CanaryBuilder::new();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"));
+    crate::common::owned(&mut command);
+    let output = builder
+        .apply(&mut command)
         .args(["build", source.to_str().unwrap(), "-o"])
         .arg(&out)
-        .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
         // The suite's componentize-py (scripts/setup-componentize.sh), not a venv per toolchain.
         .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .env("MCPBOX_STATE_DIR", state_dir())
         .env("MCPBOX_PROBE_SECRET", &shell_secret)
         .output()
         .unwrap();
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "{printed}");
+    builder.assert_clean(&out);
     assert_absent(&out, &shell_secret);
     let (_config, mut server, data) = serve_probe(&out, dir.path());
     for what in ["spawn", "socket", "read_outside", "write_outside", "write_granted"] {

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{repo_root, state_dir};
+use crate::common::{owned, repo_root};
 use crate::reference_servers::{compare_with, memory_spec, node_server, reference_servers};
 
 /// The npm versions the builds pin: the reference servers the harness already runs natively.
@@ -22,19 +22,31 @@ pub(crate) fn build(source: &str, dir: &Path, name: &str) -> (bool, String, Valu
     build_with(source, dir, name, &[])
 }
 
-/// [`build`] with more environment for the build.
+/// [`build`] with more environment for the build. Without any, the result may come from the
+/// suite's build cache (`tests/clients/build_cache.py`: one build per source and run, shared
+/// with the docs pages); with some, the build is the test's own (it tests the build itself).
 fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (bool, String, Value) {
-    let (node, _) = reference_servers();
     let out = dir.join(format!("{name}.wasm"));
-    let output = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
-        .args(["build", source, "--node", &node, "-o"])
+    let mut command = match env {
+        [] => {
+            let mut cached = Command::new("python3");
+            cached
+                .arg(repo_root().join("tests/clients/build_cache.py"))
+                .arg(env!("CARGO_BIN_EXE_mcpbox"))
+                .env("MCPBOX_TEST_BUILD_CACHE", build_cache());
+            cached
+        }
+        _ => Command::new(env!("CARGO_BIN_EXE_mcpbox")),
+    };
+    // The machine's Node.js runs the JavaScript toolchain, as in a user's build (and the docs
+    // page's: the same build, so the cache has it once).
+    let output = owned(&mut command)
+        .args(["build", source, "-o"])
         .arg(&out)
         .current_dir(dir)
         .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
         // The suite's componentize-py (scripts/setup-componentize.sh), not a venv per toolchain.
         .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .env("MCPBOX_STATE_DIR", state_dir())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("cannot run mcpbox build");
@@ -44,6 +56,11 @@ fn build_with(source: &str, dir: &Path, name: &str, env: &[(&str, &Path)]) -> (b
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
     (output.status.success(), text, report)
+}
+
+/// The suite's `mcpbox build` cache (`tests/clients/build_cache.py`).
+pub(crate) fn build_cache() -> PathBuf {
+    repo_root().join("target/test-built")
 }
 
 /// [`build`] that must succeed; the component's path and the report.
@@ -358,12 +375,14 @@ fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_
     let shell_secret = format!("build-shell-{}", std::process::id());
     let (node, _) = reference_servers();
     let out = dir.path().join("probe.wasm");
-    let output = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+    // Built by a builder whose home, user, variables and settings would show (build_hygiene.rs).
+    let builder = crate::build_hygiene::CanaryBuilder::new();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
+    owned(&mut command);
+    let output = builder
+        .apply(&mut command)
         .args(["build", source.to_str().unwrap(), "--node", &node, "-o"])
         .arg(&out)
-        .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .env("MCPBOX_STATE_DIR", state_dir())
         .env("MCPBOX_PROBE_SECRET", &shell_secret)
         .output()
         .unwrap();
@@ -374,6 +393,7 @@ fn a_built_servers_code_reads_its_environment_per_call_and_gets_what_any_plugin_
         String::from_utf8_lossy(&output.stderr)
     );
     assert_absent(&out, &shell_secret);
+    builder.assert_clean(&out);
 
     let (_config, mut server, data) = serve_probe(&out, dir.path());
     let attempt = |server: &mut crate::common::Server, what: &str| {

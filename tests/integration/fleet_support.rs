@@ -21,6 +21,8 @@ pub(crate) struct Fleet {
     /// The files the `fs` plugin may write (shared by every replica).
     pub(crate) files: tempfile::TempDir,
     _config: ConfigFile,
+    /// The replicas' state directories (one fleet: shared by its replicas, as on one machine).
+    _own: own::OwnDirs,
 }
 
 impl Fleet {
@@ -40,20 +42,18 @@ impl Fleet {
             fixture("fs"),
             dir.path().display(),
         ));
-        let output = Command::new("bash")
-            .arg(repo_root().join("scripts/fleet.sh"))
+        let mut up = Command::new("bash");
+        up.arg(repo_root().join("scripts/fleet.sh"))
             .arg("up")
             .arg(dir.path())
             .args(["3", "--", "--root-rw"])
             .arg(files.path())
             .args(config.args())
             .env("MCPBOX", env!("CARGO_BIN_EXE_mcpbox"))
-            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-            .env("MCPBOX_STATE_DIR", state_dir())
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("cannot run scripts/fleet.sh");
-        let fleet = Fleet { env: read_env(dir.path()), dir, files, _config: config };
+            .stdin(std::process::Stdio::null());
+        let own = owned_server(&mut up);
+        let output = up.output().expect("cannot run scripts/fleet.sh");
+        let fleet = Fleet { env: read_env(dir.path()), dir, files, _config: config, _own: own };
         assert!(
             output.status.success(),
             "the fleet did not start: {}\n{}",

@@ -165,9 +165,7 @@ fn build_helper_fixture(lang: &str) -> PathBuf {
     let setup = Command::new("bash").arg(root.join("scripts/setup-componentize.sh")).arg(lang).output().unwrap();
     assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
     let tool = PathBuf::from(String::from_utf8(setup.stdout).unwrap().trim());
-    let dir = root.join("target/helper-fixtures").join(lang);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = own::scratch(&format!("helper-fixture-{lang}"));
     let (output, mut command) = if lang == "python" {
         std::fs::copy(root.join("tests/fixtures/python-helper/app.py"), dir.join("app.py")).unwrap();
         std::fs::copy(root.join("sdk/python/mcpbox.py"), dir.join("mcpbox.py")).unwrap();
@@ -191,7 +189,8 @@ fn build_helper_fixture(lang: &str) -> PathBuf {
         command.args(["build.mjs", "helper_js.wasm"]);
         ("helper_js.wasm", command)
     };
-    let built = command.current_dir(&dir).output().unwrap();
+    // The builders keep caches of their own under HOME (wasmtime's): the test's, not the run's.
+    let built = owned(&mut command).current_dir(&dir).output().unwrap();
     assert!(
         built.status.success(),
         "building the {lang} helper fixture failed: {}",

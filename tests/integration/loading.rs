@@ -47,6 +47,31 @@ fn plugins_with_one_name_are_served_by_neither_and_both_are_named() {
     assert!(log.contains("same name") && log.contains(&first) && log.contains(&second), "{log}");
 }
 
+/// A plugin that lists one tool name twice is refused by name, and the others serve: no name is
+/// ever listed twice. (Round four found it served with both: the tests of name collisions
+/// only ever had two plugins of one name, refused as plugins before any tool name was
+/// compared, so nothing had one plugin list a name twice.)
+#[test]
+fn a_plugin_listing_one_name_twice_is_refused_and_no_name_is_listed_twice() {
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n\n[plugin.bad_schema]\nenv = {{ BAD = \"tool-twice\" }}\n",
+        fixture("bad_schema"),
+        fixture("hello")
+    ));
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
+    let names: Vec<String> = server.result("tools/list", json!({}))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "a name listed twice: {names:?}");
+    assert!(names.contains(&"hello.greet".to_owned()) && !names.iter().any(|n| n.starts_with("bad")), "{names:?}");
+    assert!(server.wait_for_log("it lists the tool `echo` twice", LOGGED), "{}", server.stderr());
+}
+
 #[test]
 fn a_config_file_sets_prefixes_and_limits() {
     let config = ConfigFile::new(&format!(

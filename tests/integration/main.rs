@@ -13,6 +13,7 @@ mod audit;
 mod authorization;
 mod browser;
 mod budget;
+mod build_hygiene;
 mod cli;
 mod code_mode;
 mod common;

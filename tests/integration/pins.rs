@@ -80,13 +80,18 @@ fn a_changed_description_is_withheld_until_the_operator_accepts_it() {
     assert_eq!(listed[0]["description"], "Returns its TEXT", "{listed:?}");
     assert!(mcpbox("check").args(config.args()).output().unwrap().status.success());
 
-    // The same definitions reloaded change nothing: no notification.
+    // The same definitions reloaded change nothing: no notification. (The catalog swapped in
+    // says so in the log; a request after it is answered after any notification of it.)
+    let serving = |server: &Server| server.stderr().matches("now serving").count();
+    let swaps = serving(&server);
     reworded_echo(&plugins.path().join("echo.wasm"));
-    assert!(server.wait_for_log("plugin reloaded", WAIT), "{}", server.stderr());
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(server.read(Duration::from_millis(300)).is_none());
-    assert!(server.take_notifications("notifications/tools/list_changed").is_empty());
+    let end = std::time::Instant::now() + WAIT;
+    while serving(&server) == swaps {
+        assert!(std::time::Instant::now() < end, "the reload was not served:\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(names(&tools(&mut server)), ["echo.echo"]);
+    assert!(server.take_notifications("notifications/tools/list_changed").is_empty());
 
     // A plugin never pinned: `--locked` refuses it, by name.
     install(&fixture("hello"), &plugins.path().join("hello.wasm"));
@@ -106,4 +111,75 @@ fn a_development_folder_serves_changes_at_once() {
     server.read_until(|m| m["method"] == "notifications/tools/list_changed");
     assert_eq!(tools(&mut server)[0]["description"], "Returns its TEXT");
     assert!(!config.path.with_file_name("mcpbox.pins.json").exists());
+}
+
+/// The pins file and the compile cache are never where a plugin may write (a plugin could
+/// delete or rewrite the pins, or plant machine code in the cache): the start is refused,
+/// naming the file and the grant, whether the pins are beside the config or in the state
+/// directory.
+#[test]
+fn the_pins_file_and_the_compile_cache_are_never_where_a_plugin_writes() {
+    let dir = temp_dir();
+    let serve = |args: &[&std::ffi::OsStr], state: Option<&Path>| {
+        let mut command = mcpbox("serve");
+        command.args(args).args(["--http", "127.0.0.1:0"]);
+        if let Some(state) = state {
+            command.env("MCPBOX_STATE_DIR", state);
+        }
+        refused_start(command)
+    };
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}]\n[[roots]]\npath = {:?}\nwritable = true\n",
+        fixture("echo"),
+        dir.path()
+    ));
+    std::fs::copy(&config.path, dir.path().join("mcpbox.toml")).unwrap();
+    let in_grant = dir.path().join("mcpbox.toml");
+    let said = serve(&["--config".as_ref(), in_grant.as_os_str()], None);
+    assert!(said.contains("the pins file") && said.contains("lets plugins write"), "{said}");
+    let echo = fixture("echo");
+    let said =
+        serve(&[echo.as_os_str(), "--root-rw".as_ref(), dir.path().as_os_str()], Some(&dir.path().join("state")));
+    let state = dir.path().join("state").display().to_string();
+    assert!(said.contains("the pins file") && said.contains(&state) && said.contains("lets plugins write"), "{said}");
+    let cache = dir.path().join("cache");
+    let said = serve(
+        &[echo.as_os_str(), "--root-rw".as_ref(), dir.path().as_os_str(), "--cache-dir".as_ref(), cache.as_os_str()],
+        None,
+    );
+    assert!(said.contains("the compile cache") && said.contains("lets plugins write"), "{said}");
+}
+
+/// A pins file that existed and is gone is never "no pins" (which would pin every changed
+/// definition anew on first use): everything pinned is withheld, and the log says why, until
+/// `mcpbox accept` writes it again.
+#[test]
+fn a_removed_pins_file_withholds_everything_until_accepted() {
+    let plugins = temp_dir();
+    install(&fixture("echo"), &plugins.path().join("echo.wasm"));
+    let config = ConfigFile::new(&format!("plugins = [{:?}]\n", plugins.path()));
+    let pins = config.path.with_file_name("mcpbox.pins.json");
+    let mut server = config.serve();
+    server.initialize("2025-06-18", json!({}));
+    assert_eq!(names(&tools(&mut server)), ["echo.echo"]);
+    // The catalog settled against the pins again says so in the log, whatever it decided.
+    let serving = |server: &Server| server.stderr().matches("now serving").count();
+    let swaps = serving(&server);
+    std::fs::remove_file(&pins).unwrap();
+    let end = std::time::Instant::now() + WAIT;
+    while serving(&server) == swaps {
+        assert!(std::time::Instant::now() < end, "the removal was not noticed:\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(tools(&mut server).is_empty(), "served without its pins");
+    assert!(server.take_notifications("notifications/tools/list_changed").len() == 1, "the client is told");
+    assert!(server.wait_for_log("the pins file was removed", LOGGED), "{}", server.stderr());
+    // A changed definition meanwhile is not pinned on "first use" either.
+    reworded_echo(&plugins.path().join("echo.wasm"));
+    assert!(server.wait_for_log("plugin reloaded", WAIT), "{}", server.stderr());
+    assert!(tools(&mut server).is_empty() && !pins.exists(), "pinned anew without accept");
+    let accepted = mcpbox("accept").arg("echo").args(config.args()).output().unwrap();
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    server.read_until(|m| m["method"] == "notifications/tools/list_changed");
+    assert_eq!(tools(&mut server)[0]["description"], "Returns its TEXT");
 }

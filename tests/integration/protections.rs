@@ -232,7 +232,7 @@ fn a_failpoint_build_says_what_it_is_and_runs_only_in_the_tests() {
 
     // Without the test suite's variable it refuses to run, whatever the command.
     for args in [&["serve", "--no-watch"][..], &["check", "."], &["inspect", "x.wasm"]] {
-        let refused = Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        let refused = owned(&mut Command::new(env!("CARGO_BIN_EXE_mcpbox")))
             .args(args)
             .env_remove("MCPBOX_TEST_FAILPOINTS")
             .stdin(Stdio::null())

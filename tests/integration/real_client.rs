@@ -11,7 +11,8 @@ use serde_json::json;
 
 use crate::common::*;
 
-fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
+/// The server, and its own state directories (kept as long as it runs).
+fn mcpbox(root: &std::path::Path) -> (TokioChildProcess, own::OwnDirs) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpbox"));
     command
         .arg("serve")
@@ -19,10 +20,9 @@ fn mcpbox(root: &std::path::Path) -> TokioChildProcess {
         .arg(fixture("conformance"))
         .arg(plugin("textstats"))
         .arg("--root")
-        .arg(root)
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .env("MCPBOX_STATE_DIR", state_dir());
-    TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap().0
+        .arg(root);
+    let own = owned_server_tokio(&mut command);
+    (TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap().0, own)
 }
 
 async fn exercise<S: rmcp::service::Service<rmcp::RoleClient>>(
@@ -69,7 +69,8 @@ fn notes_dir() -> (tempfile::TempDir, String) {
 #[tokio::test]
 async fn rmcp_client_with_the_legacy_handshake() {
     let (dir, name) = notes_dir();
-    let client = ().serve(mcpbox(dir.path())).await.unwrap();
+    let (server, _own) = mcpbox(dir.path());
+    let client = ().serve(server).await.unwrap();
     let info = client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "mcpbox");
     exercise(&client, &name).await;
@@ -80,7 +81,8 @@ async fn rmcp_client_with_the_legacy_handshake() {
 async fn rmcp_client_stateless_2026() {
     let (dir, name) = notes_dir();
     let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let client = ().serve_with_lifecycle(mcpbox(dir.path()), mode).await.unwrap();
+    let (server, _own) = mcpbox(dir.path());
+    let client = ().serve_with_lifecycle(server, mode).await.unwrap();
     exercise(&client, &name).await;
     client.cancel().await.unwrap();
 }
@@ -91,17 +93,16 @@ fn python_sdk_client_in_both_eras() {
     let python = python_sdk();
     let (dir, _) = notes_dir();
     for era in ["legacy", "modern"] {
-        let output = std::process::Command::new(&python)
+        let mut client = std::process::Command::new(&python);
+        client
             .arg(repo_root().join("tests/clients/python_sdk_client.py"))
             .arg("stdio")
             .arg(env!("CARGO_BIN_EXE_mcpbox"))
-            .arg(guests().join("test-set"))
+            .arg(test_set())
             .arg(dir.path())
-            .arg(era)
-            .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-            .env("MCPBOX_STATE_DIR", state_dir())
-            .output()
-            .unwrap();
+            .arg(era);
+        let _own = owned_server(&mut client);
+        let output = client.output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success() && stdout.contains(&format!("python sdk client (stdio, {era}): ok")),

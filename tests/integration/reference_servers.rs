@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{plugin, repo_root};
+use crate::common::{cache_dir, own, plugin, repo_root};
 
 /// Node 22 and the reference servers' directory.
 pub(crate) fn reference_servers() -> (String, String) {
@@ -54,10 +54,15 @@ pub(crate) fn compare_with(
         vec!["serve".to_owned(), "--no-watch".to_owned(), "--config".to_owned(), config.display().to_string()];
     args.extend(mcpbox_args.iter().map(|a| a.to_string()));
     spec["plugin"] = json!(name);
+    // The server's own state directories (the client starts it with this environment).
+    let own = own::OwnDirs::for_server();
+    let mut env: serde_json::Map<String, Value> =
+        own.variables().into_iter().map(|(variable, value)| (variable.to_owned(), json!(value))).collect();
+    env.insert("MCPBOX_CACHE_DIR".into(), json!(cache_dir()));
     spec["mcpbox"] = json!({
         "command": env!("CARGO_BIN_EXE_mcpbox"),
         "args": args,
-        "env": {"MCPBOX_CACHE_DIR": repo_root().join("target/test-compile-cache")},
+        "env": env,
         "stderr": dir.join("mcpbox.stderr"),
     });
     let spec_path = dir.join("spec.json");
@@ -186,7 +191,7 @@ asyncio.run(main(*sys.argv[1:]))
 "#;
     // The bundled config, with fetch granted the network as the README shows, plus private
     // addresses for the page this test serves on loopback.
-    let bundled = crate::common::guests().join("plugins");
+    let bundled = crate::common::bundled();
     let config = std::fs::read_to_string(bundled.join("mcpbox.toml"))
         .unwrap()
         .replace("plugins = [\".\"]", &format!("plugins = [{:?}]", bundled.display()))
@@ -215,17 +220,11 @@ asyncio.run(main(*sys.argv[1:]))
             );
         }
     });
-    let output = Command::new(crate::common::python_sdk())
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_mcpbox"))
-        .arg(&config_path)
-        .arg(&project)
-        .arg(&url)
-        .env("HOME", home.path())
-        .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
-        .output()
-        .unwrap();
+    let mut client = Command::new(crate::common::python_sdk());
+    client.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_mcpbox")).arg(&config_path).arg(&project).arg(&url);
+    let _own = crate::common::owned_server(&mut client);
+    // The HOME the config's `~` paths resolve in, which the test reads back.
+    let output = client.env("HOME", home.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("filesystem.read_text_file two"), "{stdout}");

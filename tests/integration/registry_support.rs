@@ -177,7 +177,7 @@ impl Workspace {
     /// `mcpbox ARGS` with this workspace's store and no Docker credentials of the machine.
     pub(super) fn run(&self, args: &[&str]) -> Output {
         guests();
-        Command::new(env!("CARGO_BIN_EXE_mcpbox"))
+        owned(&mut Command::new(env!("CARGO_BIN_EXE_mcpbox")))
             .args(args)
             .current_dir(self.dir.path())
             .env("MCPBOX_CACHE_DIR", self.path("cache"))

@@ -12,12 +12,8 @@ use crate::common::*;
 fn serve() -> (tempfile::TempDir, Server, String) {
     let root = temp_dir();
     std::fs::write(root.path().join("notes.txt"), "one two two\n").unwrap();
-    let (server, url) = Server::start_http(&[
-        guests().join("test-set").into_os_string(),
-        "--root".into(),
-        root.path().into(),
-        "--legacy-sse".into(),
-    ]);
+    let (server, url) =
+        Server::start_http(&[test_set().into_os_string(), "--root".into(), root.path().into(), "--legacy-sse".into()]);
     (root, server, url)
 }
 

@@ -104,6 +104,22 @@ enum Command {
         /// Keep the build directory (the bundle, the installed packages) and print where.
         #[arg(long)]
         keep_work: bool,
+        /// A directory outside the project that the project's links, `file:` dependencies and
+        /// imports may point into (a monorepo's shared code); repeatable. Nothing outside the
+        /// project is taken otherwise.
+        #[arg(long, value_name = "DIR")]
+        include: Vec<PathBuf>,
+        /// The npm registry to install from [default: npm's, https://registry.npmjs.org/]; the
+        /// builder's own npm settings are never read.
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+        /// The Python package index to install from [default: pip's, https://pypi.org/simple];
+        /// the builder's own pip settings are never read.
+        #[arg(long, value_name = "URL")]
+        index_url: Option<String>,
+        /// A directory or page of wheels pip may also install from.
+        #[arg(long, value_name = "DIR|URL")]
+        find_links: Option<String>,
     },
     /// Internal: compile one plugin file, its bytes on stdin, into the compile cache with these
     /// engine settings (the child process of a bounded compilation, runtime/engine/compile.rs).
@@ -291,8 +307,10 @@ async fn run(cli: Cli) -> Result<()> {
         Some(Command::Unlink { serve, issuer, subject, client }) => {
             unlink::run(*serve, &issuer, &subject, client.as_deref()).await
         }
-        Some(Command::Build { source, out, node, python, keep_work }) => {
-            build::run(build::BuildRequest { source, out, node, python, keep_work }).await
+        Some(Command::Build { source, out, node, python, keep_work, include, registry, index_url, find_links }) => {
+            let request =
+                build::BuildRequest { source, out, node, python, keep_work, include, registry, index_url, find_links };
+            build::run(request).await
         }
         Some(Command::New { name, dir, lang, sdk }) => new::create(&name, &dir, lang, sdk.as_deref()),
         Some(Command::CompileChild { file, cache_dir, pooling, max_memory_bytes, copy_on_write, bytes }) => {

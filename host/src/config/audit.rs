@@ -12,7 +12,6 @@ use super::problems::{Problems, spanned_limit};
 use crate::audit::{Arguments, AuditSettings, Fsync, OnFailure};
 use crate::registry::cosign::SigningKey;
 use crate::runtime::grants::limits::{self, LimitError};
-use crate::runtime::grants::roots::AllowedDir;
 
 /// The audit as configured, `None` when neither `--audit` nor `[audit] path` is set.
 pub(super) fn audit_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut Problems) -> Option<AuditSettings> {
@@ -85,33 +84,4 @@ pub(super) fn audit_settings(file: &ConfigFile, args: &ServeArgs, problems: &mut
     }
     settings.otlp_endpoint = section.otlp_endpoint.clone();
     Some(settings)
-}
-
-/// Refuses an audit file inside a directory plugins may write: a plugin could rewrite its own
-/// record there (the chain would tell, but only after the fact, and without a key not at all).
-pub(super) fn outside_writable(
-    audit: &AuditSettings,
-    roots: &[AllowedDir],
-    plugins: &crate::runtime::grants::plugin_config::PluginConfigs,
-) -> anyhow::Result<()> {
-    let Some(parent) = audit.path.parent() else { return Ok(()) };
-    let parent = if parent.as_os_str().is_empty() { std::path::Path::new(".") } else { parent };
-    let Ok(dir) = parent.canonicalize() else { return Ok(()) };
-    let writable = roots
-        .iter()
-        .map(|root| (root, "[[roots]]".to_owned()))
-        .chain(plugins.iter().flat_map(|(name, config)| {
-            config.policy.dirs.iter().map(move |dir| (&dir.dir, format!("[[plugin.{name}.dirs]]")))
-        }))
-        .filter(|(root, _)| root.writable);
-    for (root, section) in writable {
-        if dir.starts_with(&root.path) {
-            anyhow::bail!(
-                "the audit file {} is inside {}, which {section} lets plugins write: put it where no plugin can write",
-                audit.path.display(),
-                root.path.display()
-            );
-        }
-    }
-    Ok(())
 }

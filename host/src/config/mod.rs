@@ -20,6 +20,7 @@ mod audit;
 mod auth;
 mod entitlements;
 mod file;
+mod host_files;
 mod http;
 mod pins;
 mod plugin;
@@ -192,8 +193,22 @@ impl Settings {
         {
             http.session_prefix = Some(replica.clone());
         }
+        // What the host trusts is never where a plugin writes (host_files.rs): refused here,
+        // naming the file and the grant.
         if let Some(audit) = &audit {
-            problems.take(audit::outside_writable(audit, &roots, &plugin_configs));
+            problems.take(host_files::outside_writable(&audit.path, "the audit file", &roots, &plugin_configs));
+        }
+        if let Some(pins) =
+            pins::pin_settings(&file, args).path.filter(|_| !crate::switched_off!("pins.outside-writable"))
+        {
+            problems.take(host_files::outside_writable(&pins, "the pins file", &roots, &plugin_configs));
+        }
+        let cache_enabled = !args.no_cache && file.config.cache.enabled.unwrap_or(true);
+        if let Some(cache) =
+            cache_dir(&file, args).filter(|_| cache_enabled && !crate::switched_off!("engine.cache-outside-writable"))
+        {
+            let what = "the compile cache (--cache-dir, or --no-cache)";
+            problems.take(host_files::outside_writable(&cache, what, &roots, &plugin_configs));
         }
         problems.finish()?;
         let copy_on_write_mode = args.copy_on_write.or(file.config.copy_on_write).unwrap_or_default();

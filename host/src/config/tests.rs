@@ -55,10 +55,12 @@ fn a_bad_network_entry_names_file_line_and_reason() {
 
 #[test]
 fn plugin_policies_parse() {
-    let (_dir, _path, args) = config_file(
+    // (A writable directory of its own, not the config's folder: the pins file is there.)
+    let (dir, _path, args) = config_file(
         "[plugin.web]\nnetwork = [\"https://*.example.com\"]\nroots = false\nstub_ungranted = true\n\n\
-         [[plugin.web.dirs]]\npath = \".\"\nwritable = true\nwithin_client_roots = true\n",
+         [[plugin.web.dirs]]\npath = \"data\"\nwritable = true\nwithin_client_roots = true\n",
     );
+    std::fs::create_dir(dir.path().join("data")).unwrap();
     let settings = Settings::from_args(&args).unwrap();
     let policy = &settings.plugin_configs["web"].policy;
     assert!(!policy.shared_roots && policy.stub_ungranted);
@@ -218,7 +220,7 @@ fn an_audit_file_where_plugins_may_write_is_refused() {
     let text = format!("[[roots]]\npath = {data:?}\nwritable = true\n[audit]\npath = {:?}\n", data.join("audit.jsonl"));
     std::fs::write(args.config.as_ref().unwrap(), text).unwrap();
     let error = error_of(&args);
-    assert!(error.contains("inside") && error.contains("[[roots]] lets plugins write"), "{error}");
+    assert!(error.contains("inside") && error.contains("[[roots]] (or --root-rw) lets plugins write"), "{error}");
     let beside = format!("[[roots]]\npath = {data:?}\nwritable = true\n[audit]\npath = \"audit.jsonl\"\n");
     std::fs::write(args.config.as_ref().unwrap(), beside).unwrap();
     assert!(Settings::from_args(&args).unwrap().audit.is_some());

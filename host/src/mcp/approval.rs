@@ -40,8 +40,6 @@ use crate::runtime::sandbox::ClientMethod;
 
 /// The input key of mcpbox's approval question in 2026-07-28 requests.
 pub(crate) const QUESTION_KEY: &str = "mcpbox.approval";
-/// How much of the arguments the question shows, in characters after escaping.
-const SHOWN_ARGUMENTS: usize = 2000;
 
 /// What a call that needs an approval does.
 pub(crate) enum Gate {
@@ -178,17 +176,14 @@ impl Session {
         has_session: bool,
         version: &str,
     ) -> Value {
-        let pretty = serde_json::from_str::<Value>(arguments)
-            .and_then(|value| serde_json::to_string_pretty(&value))
-            .unwrap_or_else(|_| arguments.to_owned());
         let message = format!(
             "Approve this call? The operator asks for your yes before every call of this tool.\n\n\
-             Tool: {} (served as {})\nPlugin: {}\nArguments:\n{}\n\nAt stake: {}\n\n\
+             Tool: {} (served as {})\nPlugin: {}\n{}\nAt stake: {}\n\n\
              mcpbox wrote this text; nothing in it but the names and arguments comes from the plugin or the model.",
             readable(tool, 200),
             readable(served, 200),
             readable(&plugin.name, 200),
-            readable(&pretty, SHOWN_ARGUMENTS),
+            super::shown_arguments::shown(arguments),
             self.at_stake(plugin),
         );
         let mut choices = vec![("once", "Allow once")];

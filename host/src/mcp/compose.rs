@@ -151,9 +151,10 @@ impl ToolCalls for InnerCalls {
             None => lists.tools.clone(),
             Some(filter) => gate::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name),
         };
+        // Only what a call from here could run: a tool on the stack would be a cycle.
         tools
             .into_iter()
-            .filter(|tool| for_the_model(tool.meta.as_ref()))
+            .filter(|tool| for_the_model(tool.meta.as_ref()) && !self.chain.iter().any(|on| **on == *tool.name))
             .map(|tool| CallableTool {
                 name: tool.name.to_string(),
                 description: tool.description.map(|d| d.to_string()),

@@ -233,10 +233,11 @@ impl ServerHandler for Session {
             Reference::Resource(r) => (CompletionTarget::ResourceTemplate(r.uri.clone()), Kind::Resource, &r.uri),
             _ => return Err(McpError::invalid_params("unsupported completion reference type", None)),
         };
-        let _pass = self.admit(&context, &self.state.catalog(), kind, name).await?;
+        // One catalog for the whole request: admitted and completed by the same plugins.
+        let catalog = self.state.catalog();
+        let _pass = self.admit(&context, &catalog, kind, name).await?;
         let context_arguments = request.context.and_then(|c| c.arguments).map(|a| a.into_iter().collect());
         let argument = (request.argument.name, request.argument.value);
-        let catalog = self.state.catalog();
         let audited = self.audit_quietly("completion/complete", name, &context);
         let scoped = audited.as_ref().map_or(&context, |(context, _, _)| context);
         let completed = self

@@ -18,8 +18,9 @@
 //! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
 //!   the client's own, its completed results kept across a request's rounds;
 //! - `search`: tool search for large catalogs (`search_tools`, `call_tool` instead of every tool);
-//! - `approval`: the person's yes before a call of a tool the operator marked, and `link`:
-//!   the account a call needs linked first, both asked before the plugin starts;
+//! - `approval`: the person's yes before a call of a tool the operator marked (its arguments
+//!   shown by `shown_arguments`: what the call may touch first and whole), and `link`: the
+//!   account a call needs linked first, both asked before the plugin starts;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
 
@@ -49,6 +50,7 @@ mod running;
 mod scope;
 mod search;
 mod session;
+mod shown_arguments;
 mod skills;
 mod state;
 mod tasks;

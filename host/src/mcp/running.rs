@@ -117,17 +117,20 @@ impl Session {
         let round = Round::of(&context, "resources/read", &uri, &(), request.request_state, request.input_responses);
         let hold = OutputHold::default();
         let held = &hold;
+        let reading = &catalog;
         let read =
             self.with_scope(
                 &context,
                 round,
-                |scope| async move { catalog.read_resource(&uri, &scope.holding(held)).await },
+                |scope| async move { reading.read_resource(&uri, &scope.holding(held)).await },
             );
         match read.await? {
             Err(questions) => Ok(ReadResourceResponse::InputRequired(questions)),
             Ok(read) => {
                 let contents = read.map_err(request_error)?;
-                super::apps::check_app_contents(&self.state.catalog(), &contents)?;
+                // Checked against the catalog that served the read: one swapped in meanwhile (a
+                // reload) has not seen the listing that made the plugin the URI's owner.
+                super::apps::check_app_contents(&catalog, &contents)?;
                 Ok(ReadResourceResponse::from(convert::read_result_with(&contents, |uri| meta.take_contents(uri))?))
             }
         }

@@ -21,6 +21,7 @@ use crate::runtime::catalog::DefinitionKind;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
 use crate::runtime::grants::vouched::{Reach, vouch};
+use crate::runtime::plugin::metadata::ItemMeta;
 use crate::runtime::{Catalog, Change, LiveCatalog, LiveSkills};
 
 /// What each plugin reaches, by index: its own grants, and for one that may call other tools
@@ -75,7 +76,7 @@ impl Lists {
     /// `shared_writable`: some shared root is writable (what the host vouches for depends on it).
     fn of(catalog: &Catalog, watching: bool, shared_writable: bool) -> Result<Lists, McpError> {
         let reach = composed_reach(catalog, shared_writable);
-        let tools: Vec<Tool> = catalog
+        let mut tools: Vec<Tool> = catalog
             .tools()
             .iter()
             .map(|e| {
@@ -89,9 +90,13 @@ impl Lists {
                         replaced.join(", ")
                     );
                 }
-                convert::tool(&e.name, &e.item, &annotations, plugin.metadata.tools.get(&e.item.descriptor.name))
+                let extra = plugin.metadata.tools.get(&e.item.descriptor.name);
+                let extra = without_withheld_app(catalog, &plugin.name, extra);
+                convert::tool(&e.name, &e.item, &annotations, extra.as_ref())
             })
             .collect::<Result<_, _>>()?;
+        // An app-only tool whose app is withheld serves nobody until it is accepted.
+        tools.retain_mut(|tool| !app_only_without_app(tool));
         Ok(Lists {
             capabilities: convert::capabilities(catalog, watching),
             header_bound: tools
@@ -281,4 +286,39 @@ impl McpState {
     pub(crate) fn roots_narrow(&self, catalog: &Catalog) -> bool {
         !self.allowed.is_empty() || catalog.narrows_to_client_roots()
     }
+}
+
+/// A tool's `_meta` and icons without its link to an app its plugin serves withheld (the HTML
+/// changed since it was pinned): a withheld app is not advertised, as a changed tool is not
+/// (it comes back with `mcpbox accept`).
+fn without_withheld_app(catalog: &Catalog, plugin: &str, extra: Option<&ItemMeta>) -> Option<ItemMeta> {
+    let mut extra = extra?.clone();
+    let linked = extra.meta.as_ref().and_then(|m| m.get("ui")).and_then(|ui| ui.get("resourceUri"));
+    let withheld =
+        linked.and_then(Value::as_str).is_some_and(|uri| catalog.withholds(plugin, DefinitionKind::App, uri));
+    if withheld
+        && !crate::switched_off!("apps.withheld-not-advertised")
+        && let Some(Value::Object(ui)) = extra.meta.as_mut().and_then(|m| m.get_mut("ui"))
+    {
+        ui.remove("resourceUri");
+        // Marked, so that an app-only tool (useless without its app) is left out of the list.
+        ui.insert(WITHHELD_APP.into(), Value::Bool(true));
+    }
+    Some(extra)
+}
+
+/// The mark [`without_withheld_app`] leaves on a tool whose app is withheld (removed before
+/// the list is served).
+const WITHHELD_APP: &str = "mcpbox.withheld-app";
+
+/// Whether `tool` is meant for an app only (`_meta.ui.visibility` without "model") and its app
+/// is withheld; the mark is removed from any other tool.
+fn app_only_without_app(tool: &mut Tool) -> bool {
+    let Some(ui) = tool.meta.as_mut().and_then(|m| m.0.get_mut("ui")).and_then(Value::as_object_mut) else {
+        return false;
+    };
+    if ui.remove(WITHHELD_APP).is_none() {
+        return false;
+    }
+    ui.get("visibility").and_then(Value::as_array).is_some_and(|who| !who.iter().any(|v| v == "model"))
 }

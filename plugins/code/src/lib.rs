@@ -348,8 +348,15 @@ fn call_path(name: &str) -> String {
 }
 
 fn describe(_: NoArgs) -> Result<CallResult, Error> {
+    // What a script may call is what `run` may: everything the host lists for this call but
+    // `run` itself (a script calling it would be a cycle, refused), found by its name's last
+    // part and its description (its served name depends on the operator's prefix).
     let tools: Vec<Callable> = callable_tools()
         .into_iter()
+        .filter(|tool| {
+            let local = tool.name.rsplit('.').next().unwrap_or_default();
+            !(local == "run" && tool.description.as_deref() == Some(RUN_DESCRIPTION))
+        })
         .map(|tool| Callable {
             call: call_path(&tool.name),
             input_schema: serde_json::from_str(&tool.input_schema).unwrap_or_default(),
@@ -372,25 +379,22 @@ fn describe(_: NoArgs) -> Result<CallResult, Error> {
     Ok(CallResult { content: vec![text(listing)], structured_content: Some(structured), is_error: false })
 }
 
+/// `run`'s description (what `describe` knows it by).
+const RUN_DESCRIPTION: &str = "Runs a JavaScript script that calls this server's tools and returns only what you need, \
+     in one call instead of one per tool. The script is the body of an async function: \
+     `await tools.<plugin>.<tool>({...})` calls a tool (call `code.describe` first to learn \
+     which tools you may call and their parameters), `return` gives the result, \
+     `console.log` adds to the logs. No filesystem, network or environment besides the tools.";
+
 fn plugin() -> Plugin {
-    Plugin::new()
-        .tool(Tool::new(
-            "run",
-            "Runs a JavaScript script that calls this server's tools and returns only what you need, \
-             in one call instead of one per tool. The script is the body of an async function: \
-             `await tools.<plugin>.<tool>({...})` calls a tool (call `code.describe` first to learn \
-             which tools you may call and their parameters), `return` gives the result, \
-             `console.log` adds to the logs. No filesystem, network or environment besides the tools.",
-            run,
-        ))
-        .tool(
-            Tool::new(
-                "describe",
-                "Lists the tools a `code.run` script may call for you, with how to call each and its parameters.",
-                describe,
-            )
-            .read_only(),
+    Plugin::new().tool(Tool::new("run", RUN_DESCRIPTION, run)).tool(
+        Tool::new(
+            "describe",
+            "Lists the tools a `code.run` script may call for you, with how to call each and its parameters.",
+            describe,
         )
+        .read_only(),
+    )
 }
 
 mcpbox_sdk::export_plugin!(plugin);

@@ -16,11 +16,12 @@
 //   5. componentized by componentize-js against mcpbox's WIT, unless something blocks it.
 // The report is written in every case; the exit status says whether a component was made.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { scan } from './scan.mjs';
+import { OUTSIDE, checkInstalled, checkManifest, copyProject, inside, projectOf, realRoots } from './hygiene.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The toolchain's packages (esbuild, componentize-js, and the npm packages shims are made of)
@@ -29,14 +30,15 @@ const require = createRequire(join(here, 'build.mjs'));
 const BUILTINS = new Set(require('node:module').builtinModules);
 // An npm package of the toolchain by name (`buffer/`: the package, not Node's module).
 const toolchain = (name) => require.resolve(`${name}/`);
-// `--NAME VALUE` pairs, and two switches that only the test suite's mcpbox passes (each turns
-// a protection off to prove a test guards it).
-const SWITCHES = new Set(['--run-install-scripts', '--with-build-environment']);
+// `--NAME VALUE` pairs (`--include DIR` repeatable), and switches that only the test suite's
+// mcpbox passes (each turns a protection off to prove a test guards it).
+const SWITCHES = new Set(['--run-install-scripts', '--with-build-environment', '--follow-links', '--allow-outside-imports', '--any-dependency', '--keep-builder-paths']);
 const switches = new Set(process.argv.filter((arg) => SWITCHES.has(arg)));
-const options = Object.fromEntries(
-  process.argv.slice(2).filter((arg) => !SWITCHES.has(arg))
-    .reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []),
-);
+const pairs = process.argv.slice(2).filter((arg) => !SWITCHES.has(arg))
+  .reduce((pairs, arg, i, all) => (arg.startsWith('--') ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs), []);
+const options = Object.fromEntries(pairs);
+// Directories outside the project the user named (--include): links and imports may go there.
+const includes = pairs.filter(([name]) => name === 'include').map(([, dir]) => dir);
 const report = { language: 'javascript', source: options.source, blockers: [], shims: [], stubs: [], environment: [], hosts: [], notes: [] };
 const steps = 5;
 let step = 0;
@@ -52,6 +54,14 @@ function refuse(message) {
   report.error = message;
   console.error(`error: ${message}`);
   finish(1);
+}
+// Stops the build on what the report's blockers say (exit 2: a refusal with reasons).
+function blocked(what) {
+  if (!report.blockers.length) return;
+  console.error(`error: ${what}:`);
+  for (const b of report.blockers) console.error(`  ${b.at}: ${b.what} (${b.why})`);
+  report.error = `${report.blockers.length} blocker(s)`;
+  finish(2);
 }
 
 // Files embedded for the server to read next to its code: at most this much in all.
@@ -72,25 +82,39 @@ const app = join(options.work, 'app');
 mkdirSync(app, { recursive: true });
 let packageDir;
 let entry;
+// The project and the directories the user named (links resolved); none for an npm package.
+let projectRoots = [];
 const source = options.source;
 if (source.startsWith('npm:')) {
   const spec = source.slice(4);
+  // A package of the registry, by name and version: never a path, a URL or a git repository.
+  if (!/^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*(@[^/:\s]+)?$/.test(spec)) {
+    refuse(`${source} is not a package of the registry (npm:NAME@VERSION)`);
+  }
   const name = spec.startsWith('@') ? `@${spec.slice(1).split('@')[0]}` : spec.split('@')[0];
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'mcpbox-build', private: true }));
   npm(app, [spec]);
   packageDir = join(app, 'node_modules', name);
 } else {
+  // The project the user named, links resolved: its files, and nothing else of this machine.
   const path = resolve(source);
   if (!existsSync(path)) refuse(`${source} does not exist`);
   const isDir = statSync(path).isDirectory();
-  let project = isDir ? path : dirname(path);
-  while (!existsSync(join(project, 'package.json')) && dirname(project) !== project) project = dirname(project);
-  if (!existsSync(join(project, 'package.json'))) project = isDir ? path : dirname(path);
-  cpSync(project, app, { recursive: true, filter: (from) => !/[\\/](node_modules|\.git)$/.test(from) });
+  const project = realpathSync(isDir ? path : projectOf(path, options.home) ?? dirname(path));
+  projectRoots = realRoots([project, ...includes]);
+  if (switches.has('--follow-links')) {
+    cpSync(project, app, { recursive: true, dereference: true, filter: (from) => !/[\\/](node_modules|\.git)$/.test(from) });
+  } else {
+    copyProject(project, app, projectRoots, report.blockers);
+  }
+  if (!switches.has('--any-dependency')) checkManifest(app, [realpathSync(app), ...projectRoots], report.blockers);
+  blocked(`${source} takes what is not its own`);
   packageDir = app;
-  if (!isDir) entry = join(app, relative(project, path));
+  if (!isDir) entry = join(app, relative(project, realpathSync(path)));
   if (existsSync(join(app, 'package.json'))) {
     npm(app, []);
+    if (!switches.has('--any-dependency')) checkInstalled(app, [realpathSync(options.work), ...projectRoots], report.blockers);
+    blocked(`${source}'s dependencies are not all from the registry`);
   } else {
     // A lone file: what it imports by bare name, from the registry.
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'mcpbox-build', private: true, type: 'module' }));
@@ -161,14 +185,18 @@ const STUBS = {
   express: ['Router', 'json', 'static', 'urlencoded'],
 };
 const uses = [];
+// Where an import may resolve: the build's own directory (the project's copy and what npm
+// installed), mcpbox's layer and toolchain, and the project and what the user named.
+let importRootsMemo;
+const importRoots = () => (importRootsMemo ??= realRoots([options.work, dirname(here), ...projectRoots]));
 const compat = {
   name: 'mcpbox-compat',
   setup(b) {
     b.onResolve({ filter: /^mcpbox-server-entry$/ }, () => ({ path: entry }));
     b.onResolve({ filter: /^(wasi|mcpbox):/ }, (args) => ({ path: args.path, external: true }));
     b.onResolve({ filter: /^mcpbox-embedded$/ }, () => ({ path: 'mcpbox-embedded', namespace: 'mcpbox-embedded' }));
-    b.onResolve({ filter: /.*/ }, (args) => {
-      if (args.kind === 'entry-point') return undefined;
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind === 'entry-point' || args.pluginData?.mcpboxChecking) return undefined;
       const bare = args.path.replace(/^node:/, '');
       const importer = args.importer;
       if (importer.startsWith(here)) {
@@ -188,7 +216,16 @@ const compat = {
         uses.push({ module: args.path, kind: 'native', importer });
         return { path: args.path, namespace: 'mcpbox-stub' };
       }
-      return undefined;
+      if (switches.has('--allow-outside-imports')) return undefined;
+      // Resolved as esbuild would (absolute paths, tsconfig paths, package maps and links
+      // included), then kept only inside the build's own directory, the project and what the
+      // user named: an import of a file of this machine is refused with its file and line.
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, namespace: args.namespace, pluginData: { mcpboxChecking: true },
+      });
+      if (resolved.errors.length || resolved.external || resolved.namespace !== 'file' || !resolved.path) return undefined;
+      if (!inside(resolved.path, importRoots())) return { errors: [{ text: `imports ${args.path} (${resolved.path}): ${OUTSIDE}` }] };
+      return { path: resolved.path, sideEffects: resolved.sideEffects, suffix: resolved.suffix };
     });
     b.onLoad({ filter: /.*/, namespace: 'mcpbox-stub' }, (args) => {
       const names = STUBS[args.path] ?? [];
@@ -242,7 +279,10 @@ function embedded() {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       if (name === 'node_modules' || name.startsWith('.')) continue;
-      const stat = statSync(path);
+      // The staged copy holds no link (copyProject); a package npm installed may: never
+      // followed (what it points at is no file of the package's).
+      const stat = switches.has('--follow-links') ? statSync(path) : lstatSync(path);
+      if (stat.isSymbolicLink()) continue;
       if (stat.isDirectory()) walk(path);
       else if (!/\.(m|c)?(j|t)sx?$|\.map$|\.d\.ts$/.test(name) && total + stat.size <= EMBED_LIMIT) {
         total += stat.size;
@@ -299,6 +339,12 @@ try {
   preload = Object.keys(bundle.metafile.inputs).map((p) => resolve(p)).filter((p) => PRELOADED.test(p));
   if (preload.length) bundle = await bundleWithStubs();
 } catch (error) {
+  // Imports outside the project: each a blocker with its file and line.
+  for (const e of (error.errors ?? []).filter((e) => e.text.endsWith(OUTSIDE))) {
+    const at = e.location ? `${relative(app, e.location.file).split(sep).join('/')}:${e.location.line}` : 'the bundle';
+    report.blockers.push({ at, what: e.text.slice(0, e.text.length - OUTSIDE.length - 2), why: OUTSIDE });
+  }
+  blocked(`${source} imports what is not its own`);
   const first = error.errors?.[0];
   const where = first?.location ? ` (${relative(app, first.location.file)}:${first.location.line})` : '';
   refuse(`bundling failed: ${first?.text ?? error.message}${where}`);
@@ -334,8 +380,17 @@ function bundleOnce() {
     plugins: [compat],
   });
 }
+// esbuild names each module (in a comment, and as the key of a CommonJS module's wrapper) by
+// its path from the work directory: mcpbox's own files would be named by where this machine
+// keeps the toolchain (under the builder's home), and the source text is kept in the
+// component. They are named `mcpbox/...` instead.
+function withoutBuilderPaths(text) {
+  if (switches.has('--keep-builder-paths')) return text;
+  const tools = dirname(here);
+  return text.replaceAll(`${relative(options.work, tools).split(sep).join('/')}/`, 'mcpbox/').replaceAll(tools, '/mcpbox');
+}
 const bundlePath = join(options.work, 'bundle.js');
-writeFileSync(bundlePath, bundle.outputFiles[0].text);
+writeFileSync(bundlePath, withoutBuilderPaths(bundle.outputFiles[0].text));
 report.embedded = embeddedFiles.map((f) => f.slice('/app/'.length));
 report.bundle_bytes = bundle.outputFiles[0].contents.length;
 
@@ -389,7 +444,7 @@ try {
   console.error(`pre-initializing the SDK failed (${String(error.message).split('\n')[0]}): every module runs per call`);
   preload = [];
   bundle = await bundleWithStubs();
-  writeFileSync(bundlePath, bundle.outputFiles[0].text);
+  writeFileSync(bundlePath, withoutBuilderPaths(bundle.outputFiles[0].text));
   component = await make(bundlePath);
   report.preinitialized = 0;
 }

@@ -2,13 +2,15 @@
 with mcpbox's compatibility layer under it, made a component by componentize-py.
 
     python3 build.py --source SOURCE --work DIR --out OUT.wasm --report REPORT.json
-                     --componentize PATH --wit DIR [--with-build-environment]
+                     --componentize PATH --wit DIR [--include DIR]... [--index-url URL]
+                     [--find-links DIR|URL]
 
 Steps (each announced on stderr as `step N/5: ...`):
   1. the sources: a PyPI package's wheel (wheels only: no build script of it runs here), a
-     project or a file copied; the dependencies its metadata names installed as pure-Python
-     wheels for the sandbox's CPython (the SDK, pydantic and HTTP server frameworks are
-     mcpbox's: layer/);
+     project or a file copied (its own files only: hygiene.py); the dependencies its metadata
+     names, each by name, installed as pure-Python wheels for the sandbox's CPython by a pip
+     that cannot run a package's build code (pipguard.py; the SDK, pydantic and HTTP server
+     frameworks are mcpbox's: layer/);
   2. the entry found (the console script, else `__main__`, else the file);
   3. scanned (scan.py): environment, hosts, shims, stubs, blockers with file and line;
   4. the module that boots the layer, compiles the server's own modules for per-call runs, and
@@ -29,6 +31,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import hygiene  # noqa: E402
 import scan  # noqa: E402
 
 # The CPython componentize-py 0.25.1 embeds.
@@ -43,8 +46,17 @@ PIP_PURE = ["--only-binary=:all:", "--platform", "any", "--implementation", "py"
 parser = argparse.ArgumentParser()
 for option in ("source", "work", "out", "report", "componentize", "wit"):
     parser.add_argument(f"--{option}", required=True)
-parser.add_argument("--with-build-environment", action="store_true")
+parser.add_argument("--include", action="append", default=[])
+parser.add_argument("--index-url")
+parser.add_argument("--find-links")
+# Each turns a protection off; only the test suite's mcpbox passes them (to prove a test guards it).
+for switch in ("--with-build-environment", "--follow-links", "--any-requirement", "--with-build-backends"):
+    parser.add_argument(switch, action="store_true")
 args = parser.parse_args()
+# Where the index is: only what the user passed to mcpbox build.
+INDEX = ([f"--index-url={args.index_url}"] if args.index_url else []) + \
+    ([f"--find-links={args.find_links}"] if args.find_links else [])
+PIP = [sys.executable, os.path.join(HERE, "pipguard.py")] + (["--with-build-backends"] if args.with_build_backends else [])
 
 report = {"language": "python", "source": args.source, "blockers": [], "shims": [], "stubs": [],
           "environment": [], "hosts": [], "notes": [], "writes_files": False, "uses_network": False}
@@ -69,10 +81,27 @@ def refuse(message):
 
 
 def pip(*arguments, target):
-    run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                          "--no-input", "--no-compile", "--target", target, *PIP_PURE, *arguments],
+    run = subprocess.run([*PIP, "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-compile",
+                          "--target", target, *INDEX, *PIP_PURE, *arguments],
                          capture_output=True, text=True, env={**os.environ, "PIP_NO_WARN_SCRIPT_LOCATION": "1"})
+    hygiene.scrub_installed(target)
     return run.returncode, run.stdout + run.stderr
+
+
+def blocked(what):
+    """Stops the build on the report's blockers (exit 2: a refusal with reasons)."""
+    if not report["blockers"]:
+        return
+    print(f"error: {what}:", file=sys.stderr)
+    for blocker in report["blockers"]:
+        print(f"  {blocker['at']}: {blocker['what']} ({blocker['why']})", file=sys.stderr)
+    report["error"] = f"{len(report['blockers'])} blocker(s)"
+    finish(2)
+
+
+def by_name(text, at):
+    """`text` if pip may take it by name (the protection off: always), else None and a blocker."""
+    return text if args.any_requirement else hygiene.check(text, at, report["blockers"])
 
 
 def normalized(name):
@@ -154,9 +183,9 @@ def native_dependencies(wanted):
     requirements as for this machine (pip's report names each wheel) when resolving them for
     the sandbox failed."""
     report_path = os.path.join(args.work, "resolution.json")
-    run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                          "--dry-run", "--ignore-installed", "--only-binary=:all:", "--report", report_path,
-                          *wanted], capture_output=True, text=True)
+    run = subprocess.run([*PIP, "install", "--quiet", "--disable-pip-version-check", "--dry-run",
+                          "--ignore-installed", "--only-binary=:all:", *INDEX, "--report", report_path, *wanted],
+                         capture_output=True, text=True)
     if run.returncode or not os.path.exists(report_path):
         missing = re.findall(r"No matching distribution found for ([^\s]+)", run.stdout + run.stderr)
         return [(requirement_name(m), "has no wheel on PyPI (mcpbox build installs wheels only)") for m in missing]
@@ -169,13 +198,25 @@ def native_dependencies(wanted):
             continue
         name, version = item["metadata"]["name"], item["metadata"]["version"]
         # This machine got a compiled wheel; the sandbox may still have a pure one.
-        pure = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                               "--no-deps", "-d", os.path.join(args.work, "probe"), *PIP_PURE,
-                               f"{name}=={version}"], capture_output=True)
+        pure = subprocess.run([*PIP, "download", "--quiet", "--disable-pip-version-check", "--no-deps", "-d",
+                               os.path.join(args.work, "probe"), *INDEX, *PIP_PURE, f"{name}=={version}"],
+                              capture_output=True)
         if pure.returncode:
             out.append((normalized(name), "a native extension (no pure-Python wheel), not built for the "
                                           "sandbox's CPython"))
     return out
+
+
+def requirements_of(path):
+    """A requirements.txt's requirements, each by name (links outside the project refused)."""
+    if not args.follow_links and not hygiene.inside(path, roots):
+        report["blockers"].append({"at": "requirements.txt", "what": f"a link to {os.path.realpath(path)}",
+                                   "why": hygiene.OUTSIDE})
+        return []
+    if args.any_requirement:
+        return [line.split("#")[0].strip() for line in open(path) if line.split("#")[0].strip()
+                and not line.startswith("-")]
+    return hygiene.requirements_file(path, "requirements.txt", report["blockers"])
 
 
 # --- 1. sources -----------------------------------------------------------------------------
@@ -187,15 +228,23 @@ os.makedirs(src, exist_ok=True)
 os.makedirs(site, exist_ok=True)
 source = args.source
 requirements, packages, scripts, entry = [], [], {}, None
+# The project and the directories the user named, links resolved: what a link may point into.
+roots = [os.path.realpath(p) for p in args.include]
+if not source.startswith("pypi:"):
+    roots.insert(0, os.path.realpath(source if os.path.isdir(source) else os.path.dirname(os.path.abspath(source))))
 if source.startswith("pypi:"):
     spec = source[5:]
     announce(f"installing {spec} (a wheel from PyPI; no build script runs)")
+    by_name(spec, source)
+    blocked(f"{source} is not a package of the index by name")
     status, output = pip("--no-deps", spec, target=src)
     if status:
         why = "it has no wheel (mcpbox build takes wheels only, so that nothing of it runs here)" \
             if "No matching distribution" in output else output.strip().splitlines()[-1] if output.strip() else ""
         refuse(f"pip could not install {spec}: {why}")
     name, version, requirements, extra = metadata_of(src)
+    # What the wheel requires is taken by name too (an index's package may name a path).
+    requirements = [r for r in requirements if by_name(r, f"{name} {version} METADATA")]
     report["package"] = {"name": name, "version": version}
     packages, scripts = extra["packages"], extra["scripts"]
     for info in [d for d in os.listdir(src) if d.endswith(".dist-info") or d.endswith(".data")]:
@@ -205,27 +254,32 @@ if source.startswith("pypi:"):
         or next(iter(scripts.values()), None)
 elif os.path.isdir(source):
     announce(f"copying the project {source}")
+    source = os.path.realpath(source)
     project = {}
-    if os.path.exists(os.path.join(source, "pyproject.toml")):
-        with open(os.path.join(source, "pyproject.toml"), "rb") as f:
-            project = tomllib.load(f).get("project", {})
-        requirements = list(project.get("dependencies", []))
+    pyproject = os.path.join(source, "pyproject.toml")
+    if os.path.exists(pyproject) and (args.follow_links or hygiene.inside(pyproject, roots)):
+        with open(pyproject, "rb") as f:
+            document = tomllib.load(f)
+        project = document.get("project", {})
+        requirements = list(project.get("dependencies", [])) if args.any_requirement \
+            else hygiene.pyproject(pyproject, document, report["blockers"])
         scripts = dict(project.get("scripts", {}))
         report["package"] = {"name": project.get("name"), "version": project.get("version")}
-    if os.path.exists(os.path.join(source, "requirements.txt")):
-        requirements += [line.split("#")[0].strip() for line in open(os.path.join(source, "requirements.txt"))
-                         if line.split("#")[0].strip() and not line.startswith("-")]
+    listed = os.path.join(source, "requirements.txt")
+    if os.path.exists(listed):
+        requirements += requirements_of(listed)
     base = os.path.join(source, "src") if os.path.isdir(os.path.join(source, "src")) else source
-    for item in os.listdir(base):
+    for item in sorted(os.listdir(base)):
         path = os.path.join(base, item)
         if item.startswith(".") or item in ("tests", "test", "venv", "build", "dist", "__pycache__", "node_modules"):
             continue
+        at = os.path.relpath(path, source)
         if os.path.isdir(path) and os.path.exists(os.path.join(path, "__init__.py")):
-            shutil.copytree(path, os.path.join(src, item), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            packages.append(item)
+            if hygiene.copy_entry(path, os.path.join(src, item), at, roots, report["blockers"], args.follow_links):
+                packages.append(item)
         elif item.endswith(".py") and item not in ("setup.py", "conftest.py"):
-            shutil.copy(path, os.path.join(src, item))
-            packages.append(item[:-3])
+            if hygiene.copy_entry(path, os.path.join(src, item), at, roots, report["blockers"], args.follow_links):
+                packages.append(item[:-3])
     entry = next(iter(scripts.values()), None)
     if entry is None:
         for candidate in ("server", "main", "__main__", "app"):
@@ -235,20 +289,29 @@ elif os.path.isdir(source):
 elif os.path.isfile(source) and source.endswith(".py"):
     announce(f"copying {source}")
     module = os.path.basename(source)[:-3]
-    shutil.copy(source, os.path.join(src, module + ".py"))
+    # The file the user named is the project (a link to it is theirs to make).
+    shutil.copyfile(os.path.realpath(source), os.path.join(src, module + ".py"))
     packages, entry = [module], module
     text = open(source, encoding="utf-8").read()
     # PEP 723 inline metadata (`# /// script`), as `uv run` reads it.
     block = re.search(r"^# /// script\s*$(.*?)^# ///\s*$", text, re.S | re.M)
     if block:
         body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in block.group(1).splitlines())
-        requirements = list(tomllib.loads(body).get("dependencies", []))
+        metadata = tomllib.loads(body)
+        first = text.count("\n", 0, block.start(1)) + 1
+        for requirement in metadata.get("dependencies", []):
+            at = f"{os.path.basename(source)}:{first + hygiene.line_of(block.group(1), requirement) - 1}"
+            if by_name(requirement, at):
+                requirements.append(requirement)
+        if metadata.get("tool") and not args.any_requirement:
+            report["blockers"].append({"at": f"{os.path.basename(source)}:{first}", "what": "a [tool] table",
+                                       "why": hygiene.OPTION_LINE})
     beside = os.path.join(os.path.dirname(source), "requirements.txt")
     if os.path.exists(beside):
-        requirements += [line.split("#")[0].strip() for line in open(beside)
-                         if line.split("#")[0].strip() and not line.startswith("-")]
+        requirements += requirements_of(beside)
 else:
     refuse(f"{source}: not a Python file, a project directory or pypi:NAME==VERSION")
+blocked(f"{args.source} takes what is not its own")
 if not entry:
     refuse("no entry point: the package has no console script, and no server.py, main.py or __main__.py")
 

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod clock;
+pub mod own;
+use own::OwnDirs;
+
 /// How long a test waits for one message. Generous: a debug host compiles a guest in seconds
 /// the first time (the compile cache is shared by every server a test run starts).
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -28,6 +32,7 @@ pub fn repo_root() -> PathBuf {
 
 /// Builds every guest once per test process (cargo makes it a no-op when nothing changed).
 pub fn guests() -> &'static Path {
+    clock::started();
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let root = repo_root();
@@ -40,9 +45,10 @@ pub fn guests() -> &'static Path {
     })
 }
 
-/// A bundled plugin (`filesystem`, `memory`, `time`, `sequential-thinking`, `textstats`); its
-/// fail-point build when this test process runs with one of its fail points armed
-/// (`FAILPOINTS=guest.PLUGIN.NAME=return`, tests/protections.toml; built by build-guests.sh).
+/// The test's own copy (`own.rs`) of a bundled plugin (`filesystem`, `memory`, `time`,
+/// `sequential-thinking`, `textstats`); its fail-point build when this test process runs with
+/// one of its fail points armed (`FAILPOINTS=guest.PLUGIN.NAME=return`, tests/protections.toml;
+/// built by build-guests.sh).
 pub fn plugin(name: &str) -> PathBuf {
     let prefix = format!("guest.{name}.");
     let armed = std::env::var("FAILPOINTS").unwrap_or_default();
@@ -50,15 +56,27 @@ pub fn plugin(name: &str) -> PathBuf {
         .split(';')
         .filter_map(|entry| entry.trim().split_once('='))
         .find_map(|(point, _)| point.strip_prefix(&prefix).map(str::to_owned));
-    match guest_point {
+    own::own_copy(&match guest_point {
         Some(point) => guests().join("failpoint-plugins").join(point).join(format!("{name}.wasm")),
         None => guests().join("plugins").join(format!("{name}.wasm")),
-    }
+    })
 }
 
-/// A test fixture (`fs`, `conformance`, `chaos`, `tools_only`, `hello`).
+/// The test's own copy of a test fixture (`fs`, `conformance`, `chaos`, `tools_only`, `hello`).
 pub fn fixture(name: &str) -> PathBuf {
-    guests().join("test-plugins").join(format!("{name}.wasm"))
+    own::own_copy(&guests().join("test-plugins").join(format!("{name}.wasm")))
+}
+
+/// The test's own copy of the folder the whole-server tests serve (`fs`, `conformance` and
+/// `textstats`).
+pub fn test_set() -> PathBuf {
+    own::own_copy(&guests().join("test-set"))
+}
+
+/// The test's own copy of the bundled plugins' folder, with their `mcpbox.toml` (as
+/// `scripts/run.sh` leaves `target/plugins`); its pins file is the test's own too.
+pub fn bundled() -> PathBuf {
+    own::own_copy(&guests().join("plugins"))
 }
 
 /// The python of a virtualenv with the official MCP Python SDK (scripts/setup-python-client.sh).
@@ -83,21 +101,46 @@ pub fn ts_sdk() -> (String, String) {
     (node.to_owned(), dir.to_owned())
 }
 
-/// `mcpbox SUBCOMMAND`, using the tests' shared compile cache; add arguments and run it.
+/// `mcpbox SUBCOMMAND` with the test's own state directories (`own.rs`: the same for every
+/// command of one test) and the tests' shared compile cache; add arguments and run it.
 pub fn mcpbox(subcommand: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_mcpbox"));
-    command.arg(subcommand).env("MCPBOX_CACHE_DIR", cache_dir()).env("MCPBOX_STATE_DIR", state_dir());
+    command.arg(subcommand);
+    owned(&mut command);
     command
 }
 
-fn cache_dir() -> PathBuf {
-    repo_root().join("target").join("test-compile-cache")
+/// Gives `command` (an mcpbox, or a program that starts one) the test's own state directories
+/// and the tests' shared compile cache.
+pub fn owned(command: &mut Command) -> &mut Command {
+    clock::started();
+    OwnDirs::for_test().give(command);
+    command.env("MCPBOX_CACHE_DIR", cache_dir())
 }
 
-/// Where the tests' servers keep the pins of plugins served without a config (not the home
-/// directory's state).
-pub fn state_dir() -> PathBuf {
-    repo_root().join("target").join("test-state")
+/// Gives `command` (a program that starts an mcpbox server: a client, a script) a server's
+/// own state directories, which last as long as the value returned, and the shared compile
+/// cache.
+pub fn owned_server(command: &mut Command) -> OwnDirs {
+    clock::started();
+    let own = OwnDirs::for_server();
+    own.give(command);
+    command.env("MCPBOX_CACHE_DIR", cache_dir());
+    own
+}
+
+/// [`owned_server`] for a tokio command.
+pub fn owned_server_tokio(command: &mut tokio::process::Command) -> OwnDirs {
+    clock::started();
+    let own = OwnDirs::for_server();
+    own.give_tokio(command);
+    command.env("MCPBOX_CACHE_DIR", cache_dir());
+    own
+}
+
+/// The compile cache every mcpbox of a test run shares (keyed by the component's digest).
+pub fn cache_dir() -> PathBuf {
+    repo_root().join("target").join("test-compile-cache")
 }
 
 /// A running `mcpbox` and a JSON-RPC client for it.
@@ -109,6 +152,8 @@ pub struct Server {
     next_id: i64,
     /// Messages read while waiting for something else.
     pub backlog: Vec<Value>,
+    /// Its HOME, XDG directories and state, removed with it.
+    _own: OwnDirs,
 }
 
 impl Server {
@@ -155,11 +200,15 @@ impl Server {
         env: &[(&str, &str)],
     ) -> Server {
         guests();
+        if let Some(shared) = own::shared_in(args, env) {
+            own::check_sharing(&shared);
+        }
+        let own = OwnDirs::for_server();
+        own.give(&mut program);
         let mut child = program
             .arg(command)
             .args(args)
             .env("MCPBOX_CACHE_DIR", cache_dir())
-            .env("MCPBOX_STATE_DIR", state_dir())
             .env("MCPBOX_LOG", "info")
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -179,7 +228,7 @@ impl Server {
         });
         let (stderr, _) = collect(child.stderr.take().unwrap());
         let stdin = child.stdin.take();
-        Server { child, stdin, lines, stderr, next_id: 0, backlog: Vec::new() }
+        Server { child, stdin, lines, stderr, next_id: 0, backlog: Vec::new(), _own: own }
     }
 
     /// Starts `mcpbox serve --http 127.0.0.1:0` with these arguments and returns it with the
@@ -401,7 +450,6 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-/// A temporary directory tree for grants.
 /// `tools/call` of `name` with `arguments`; the result.
 pub fn call_tool(server: &mut Server, name: &str, arguments: Value) -> Value {
     server.result("tools/call", json!({ "name": name, "arguments": arguments }))
@@ -423,7 +471,9 @@ pub fn assert_still_serving(server: &mut Server) {
     assert_eq!(result["isError"], false, "the bystander plugin failed: {result}");
 }
 
+/// A temporary directory (for grants, configs, projects), removed with the value.
 pub fn temp_dir() -> tempfile::TempDir {
+    clock::started();
     tempfile::Builder::new().prefix("mcpbox-test").tempdir().unwrap()
 }
 
@@ -435,6 +485,10 @@ pub struct ConfigFile {
 
 impl ConfigFile {
     pub fn new(contents: &str) -> ConfigFile {
+        let target = repo_root().join("target");
+        if let Some(folder) = contents.split('"').find_map(|s| own::shared_folder(Path::new(s), &target)) {
+            own::check_sharing(&format!("is configured with a plugin in the shared folder target/{folder}"));
+        }
         let dir = temp_dir();
         let path = dir.path().join("mcpbox.toml");
         std::fs::write(&path, contents).unwrap();
@@ -488,12 +542,21 @@ pub fn refused_start(mut command: Command) -> String {
 }
 
 /// Reads `pipe` into a string, as it comes, on a thread of its own (joined at the pipe's end).
+/// `MCPBOX_TEST_STDERR_LAG_MS` makes the reader wait that long before each read, as a busy
+/// machine's scheduler may: a test that takes "what the log holds now" for "what the server has
+/// written so far" fails under it (it found the budget test's miscount).
 fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<String>>, std::thread::JoinHandle<()>) {
     let text = Arc::new(Mutex::new(String::new()));
     let sink = text.clone();
+    let lag = std::env::var("MCPBOX_TEST_STDERR_LAG_MS").ok().and_then(|ms| ms.parse().ok()).map(Duration::from_millis);
     let reader = std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
-        while let Ok(n) = pipe.read(&mut buf) {
+        while let Ok(n) = {
+            if let Some(lag) = lag {
+                std::thread::sleep(lag);
+            }
+            pipe.read(&mut buf)
+        } {
             if n == 0 {
                 break;
             }

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::blocks::{Block, Mode, blocks};
-use crate::common::{free_port, guests, repo_root};
+use crate::common::{free_port, guests, own, repo_root};
 
 /// A document's workspace; background processes end with it.
 pub struct Workspace {
@@ -53,8 +53,10 @@ impl Workspace {
         std::fs::create_dir_all(dir.path().join("target/release")).unwrap();
         install_mcpbox(&bin.join("mcpbox"));
         install_mcpbox(&dir.path().join("target/release/mcpbox"));
-        std::os::unix::fs::symlink(root.join("target/plugins"), dir.path().join("target/plugins")).unwrap();
-        std::os::unix::fs::symlink(root.join("target/test-plugins"), dir.path().join("target/test-plugins")).unwrap();
+        // The page's own copies (hard links): a server it starts watches them and writes its
+        // pins beside their config, as in a reader's checkout, never in the suite's.
+        own::copy_folder(&root.join("target/plugins"), &dir.path().join("target/plugins"));
+        own::copy_folder(&root.join("target/test-plugins"), &dir.path().join("target/test-plugins"));
         // Where rustup's toolchain is out of reach, guests build with Debian's rustc (see
         // scripts/setup-wasm-toolchain.sh); `cargo` here is the one that can.
         let route = std::fs::read_to_string(root.join(".tools/wasm-toolchain")).unwrap_or_default();
@@ -93,12 +95,19 @@ impl Workspace {
             .env("HOME", self.dir.path())
             .env("CARGO_HOME", std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo")))
             .env("RUSTUP_HOME", std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup")))
-            .env("npm_config_cache", format!("{home}/.npm"))
-            .env("PIP_CACHE_DIR", format!("{home}/.cache/pip"))
+            .env("npm_config_cache", std::env::var("npm_config_cache").unwrap_or_else(|_| format!("{home}/.npm")))
+            .env("PIP_CACHE_DIR", std::env::var("PIP_CACHE_DIR").unwrap_or_else(|_| format!("{home}/.cache/pip")))
             .env("MCPBOX_CACHE_DIR", repo_root().join("target/test-compile-cache"))
             .env("MCPBOX_BUILD_TOOLS", repo_root().join("target/build-tools"))
+            .env("MCPBOX_TEST_BUILD_CACHE", crate::existing_servers::build_cache())
             .env("MCPBOX_COMPONENTIZE_PY", repo_root().join("target/componentize-py/bin/componentize-py"))
             .env_remove("CARGO_TARGET_DIR")
+            // The reader's state is under the workspace's HOME, nowhere else.
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("MCPBOX_STATE_DIR")
             // A reader's cargo lints nothing as it builds (scripts/test.sh's clippy does).
             .env_remove("RUSTC_WORKSPACE_WRAPPER")
             .env_remove("CLIPPY_ARGS")
@@ -261,12 +270,21 @@ pub fn run_document(path: &str) -> Workspace {
 /// variables only): a script that sets them stands in for it.
 fn install_mcpbox(at: &Path) {
     let mcpbox = env!("CARGO_BIN_EXE_mcpbox");
-    if !cfg!(feature = "failpoints") {
-        std::os::unix::fs::symlink(mcpbox, at).unwrap();
-        return;
-    }
-    let armed = std::env::var("FAILPOINTS").unwrap_or_default().replace('\'', "");
-    let script = format!("#!/bin/sh\nMCPBOX_TEST_FAILPOINTS=1 FAILPOINTS='{armed}' exec '{mcpbox}' \"$@\"\n");
+    // A page's `mcpbox build` goes through the suite's build cache (the tests build the same
+    // servers); everything else runs the binary under test. A fail-point build runs with the
+    // suite's variable and what this process armed.
+    let cached = repo_root().join("tests/clients/build_cache.py");
+    let failpoints = match cfg!(feature = "failpoints") {
+        true => format!(
+            "export MCPBOX_TEST_FAILPOINTS=1 FAILPOINTS='{}'\n",
+            std::env::var("FAILPOINTS").unwrap_or_default().replace('\'', "")
+        ),
+        false => String::new(),
+    };
+    let script = format!(
+        "#!/bin/sh\n{failpoints}[ \"$1\" = build ] && exec python3 '{}' '{mcpbox}' \"$@\"\nexec '{mcpbox}' \"$@\"\n",
+        cached.display()
+    );
     std::fs::write(at, script).unwrap();
     std::fs::set_permissions(at, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }

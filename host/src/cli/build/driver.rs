@@ -13,6 +13,13 @@ pub(crate) struct BuildRequest {
     pub(crate) node: Option<PathBuf>,
     pub(crate) python: Option<PathBuf>,
     pub(crate) keep_work: bool,
+    /// Directories outside the project it may take from (`--include`).
+    pub(crate) include: Vec<PathBuf>,
+    /// The npm registry (`--registry`), pip's index and wheel source (`--index-url`,
+    /// `--find-links`): only what the user passed, never the builder's settings.
+    pub(crate) registry: Option<String>,
+    pub(crate) index_url: Option<String>,
+    pub(crate) find_links: Option<String>,
 }
 
 /// The report a language's driver wrote, or one saying that it failed before writing any.
@@ -26,8 +33,10 @@ pub(crate) fn driver_report(report_path: &Path, source: &str, status: std::proce
 /// What `program --version` prints, or an error saying that `needs` (the build's requirement,
 /// e.g. "Node.js 20 or newer (`node` on PATH, or --node PATH)") cannot be run.
 pub(crate) fn version_of(program: &Path, needs: &str) -> Result<String> {
+    // (Without the builder's NODE_OPTIONS: a `--require` there would run code of theirs.)
     let output = Command::new(program)
         .arg("--version")
+        .env_remove("NODE_OPTIONS")
         .output()
         .map_err(|e| anyhow!("mcpbox build needs {needs}: cannot run {}: {e}", program.display()))?;
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())

@@ -11,6 +11,8 @@
 //! report (`report.rs`) beside it as `OUT.compat.json`.
 
 mod driver;
+mod environment;
+mod paths;
 mod python;
 mod report;
 mod toolchain;
@@ -18,6 +20,7 @@ mod toolchain;
 pub(crate) use driver::BuildRequest;
 use driver::driver_report;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -45,17 +48,22 @@ pub(crate) async fn run(request: BuildRequest) -> Result<()> {
     let out = std::path::absolute(&out).with_context(|| format!("bad output path {}", out.display()))?;
     let name = crate::runtime::plugin_name(&out);
     let report_path = out.with_extension("compat.json");
-    let work = tempfile::Builder::new().prefix("mcpbox-build-").tempdir().context("cannot create a build directory")?;
+    let work = paths::work_dir()?;
     let started = std::time::Instant::now();
     let (status, mut report) = match language {
         Language::JavaScript => javascript(&request, work.path(), &out, &report_path)?,
         Language::Python => python::build(&request, work.path(), &out, &report_path)?,
     };
+    if status && let Err(found) = paths::no_builder_paths(&out, work.path()) {
+        // Nothing of the build machine in a component: it goes, the report says why.
+        let _ = std::fs::remove_file(&out);
+        report["error"] = json!(format!("{found:#}"));
+    }
     if request.keep_work {
         let kept = work.keep();
         eprintln!("the build directory is kept: {}", kept.display());
     }
-    if !status {
+    if !status || report.get("error").is_some() {
         std::fs::write(&report_path, serde_json::to_string_pretty(&report)?)?;
         print!("{}", report::render(&name, &report));
         let why = report["error"].as_str().unwrap_or("the build failed").to_owned();
@@ -157,14 +165,18 @@ fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Pat
     if major < 20 {
         bail!("mcpbox build needs Node.js 20 or newer; {} is {version}", node.display());
     }
-    let tools = toolchain::javascript(&node)?;
+    // The node behind a version manager's shim, found with the builder's environment, before
+    // the build's own (environment.rs) leaves the shim nothing to go by.
+    let node = environment::real_program(&node, &["-p", "process.execPath"]);
+    let tools = toolchain::javascript(&node, request.registry.as_deref())?;
     let wit = work.join("plugin.wit");
     std::fs::write(&wit, toolchain::WIT)?;
     let source = match request.source.strip_prefix("npm:") {
         Some(_) => request.source.clone(),
         None => std::path::absolute(&request.source)?.display().to_string(),
     };
-    let status = Command::new(&node)
+    let mut driver = Command::new(&node);
+    driver
         .arg(tools.join("compat").join("build.mjs"))
         .args(["--source", &source])
         .arg("--work")
@@ -175,13 +187,24 @@ fn javascript(request: &BuildRequest, work: &Path, out: &Path, report_path: &Pat
         .arg(report_path)
         .arg("--wit")
         .arg(&wit)
-        // The two protections of a build (SECURITY.md), off only in the test suite's build.
+        // Where a lone file's walk up to its package.json stops (never the home directory).
+        .args(std::env::var_os("HOME").map(|home| [OsString::from("--home"), home]).into_iter().flatten());
+    for dir in &request.include {
+        driver.arg("--include").arg(std::path::absolute(dir)?);
+    }
+    // The protections of a build (SECURITY.md), off only in the test suite's build.
+    driver
         .args(crate::switched_off!("build.no-install-scripts").then_some("--run-install-scripts"))
         .args(crate::switched_off!("build.no-build-environment").then_some("--with-build-environment"))
-        .current_dir(work)
-        .env("PATH", toolchain::path_with(&node))
-        .status()
-        .with_context(|| format!("cannot run {}", node.display()))?;
+        .args(crate::switched_off!("build.project-files-only").then_some("--follow-links"))
+        .args(crate::switched_off!("build.imports-inside").then_some("--allow-outside-imports"))
+        .args(crate::switched_off!("build.dependencies-from-registry").then_some("--any-dependency"))
+        .args(crate::switched_off!("build.no-builder-paths").then_some("--keep-builder-paths"))
+        .current_dir(work);
+    let npm = toolchain::npm_beside(&node);
+    environment::isolate(&mut driver, &[&node, &npm], work)?;
+    environment::npm_settings(&mut driver, work, request.registry.as_deref());
+    let status = driver.status().with_context(|| format!("cannot run {}", node.display()))?;
     Ok((status.success(), driver_report(report_path, &request.source, status)))
 }
 

@@ -2,8 +2,9 @@
 //! mcpbox's cache: `~/.cache/mcpbox/build/py-HASH`, or `MCPBOX_BUILD_TOOLS`), the compatibility
 //! layer (`sdk/compat/python`, carried inside the binary with the Python helper module and
 //! mcpbox's WIT) written beside it, and the driver (`build.py`) run by the machine's Python.
-//! pip installs wheels only: no setup.py or build backend of the server or its dependencies
-//! runs on this machine.
+//! pip installs wheels only, each requirement by name (`hygiene.py`), and cannot run a setup.py
+//! or build backend (`pipguard.py`): no code of the server or its dependencies runs on this
+//! machine; the driver and the tools run in the build's own environment (`environment.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +21,8 @@ const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 /// The compatibility layer, as this binary carries it (paths under the toolchain's `compat/`).
 const LAYER: &[(&str, &str)] = &[
     ("build.py", include_str!("../../../../sdk/compat/python/build.py")),
+    ("hygiene.py", include_str!("../../../../sdk/compat/python/hygiene.py")),
+    ("pipguard.py", include_str!("../../../../sdk/compat/python/pipguard.py")),
     ("layer/fastmcp/__init__.py", include_str!("../../../../sdk/compat/python/layer/fastmcp/__init__.py")),
     ("layer/fastmcp/exceptions.py", include_str!("../../../../sdk/compat/python/layer/fastmcp/exceptions.py")),
     ("layer/mcp/__init__.py", include_str!("../../../../sdk/compat/python/layer/mcp/__init__.py")),
@@ -104,21 +107,23 @@ fn toolchain(python: &Path) -> Result<PathBuf> {
     let componentize = venv.join("bin").join("componentize-py");
     if !componentize.exists() && preinstalled().is_none() {
         eprintln!("installing the Python build toolchain ({COMPONENTIZE_PY}) into {} (once)", dir.display());
-        let status = Command::new(python)
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .with_context(|| format!("cannot run {}", python.display()))?;
+        // The build's own environment for the installers too (an index only as pip's default).
+        let scratch = tempfile::Builder::new().prefix("mcpbox-toolchain-").tempdir()?;
+        let mut make_venv = Command::new(python);
+        make_venv.args(["-m", "venv"]).arg(&venv);
+        super::environment::isolate(&mut make_venv, &[python], scratch.path())?;
+        let status = make_venv.status().with_context(|| format!("cannot run {}", python.display()))?;
         if !status.success() {
             bail!(
                 "{} -m venv failed ({status}): mcpbox build needs Python's venv (Debian: python3-venv)",
                 python.display()
             );
         }
-        let status = Command::new(venv.join("bin").join("pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", "--only-binary=:all:", COMPONENTIZE_PY])
-            .status()
-            .context("cannot run the toolchain's pip")?;
+        let mut install = Command::new(venv.join("bin").join("pip"));
+        install.args(["install", "--quiet", "--disable-pip-version-check", "--only-binary=:all:", COMPONENTIZE_PY]);
+        super::environment::isolate(&mut install, &[python], scratch.path())?;
+        super::environment::pip_settings(&mut install);
+        let status = install.status().context("cannot run the toolchain's pip")?;
         if !status.success() {
             bail!("installing {COMPONENTIZE_PY} with pip failed ({status})");
         }
@@ -144,13 +149,20 @@ pub(super) fn build(request: &BuildRequest, work: &Path, out: &Path, report_path
     if !version.starts_with("Python 3.") || minor < 11 {
         bail!("mcpbox build needs Python 3.11 or newer; {} is {version}", python.display());
     }
+    // The Python behind a version manager's shim (pyenv's needs the builder's HOME), found
+    // before the build's own environment (environment.rs) leaves the shim nothing to go by.
+    let python = super::environment::real_program(&python, &["-c", "import sys; print(sys.executable)"]);
     let tools = toolchain(&python)?;
     let source = match request.source.strip_prefix("pypi:") {
         Some(_) => request.source.clone(),
         None => std::path::absolute(&request.source)?.display().to_string(),
     };
     let compat = tools.join("compat");
-    let status = Command::new(&python)
+    let componentize = preinstalled().unwrap_or_else(|| tools.join("venv").join("bin").join("componentize-py"));
+    let mut driver = Command::new(&python);
+    // -E -s: no PYTHON* variable and no user site-packages of the builder's.
+    driver
+        .args(["-E", "-s"])
         .arg(compat.join("build.py"))
         .args(["--source", &source])
         .arg("--work")
@@ -160,14 +172,27 @@ pub(super) fn build(request: &BuildRequest, work: &Path, out: &Path, report_path
         .arg("--report")
         .arg(report_path)
         .arg("--componentize")
-        .arg(preinstalled().unwrap_or_else(|| tools.join("venv").join("bin").join("componentize-py")))
+        .arg(&componentize)
         .arg("--wit")
-        .arg(compat.join("wit"))
-        // A protection of a build (SECURITY.md), off only in the test suite's build.
+        .arg(compat.join("wit"));
+    for dir in &request.include {
+        driver.arg("--include").arg(std::path::absolute(dir)?);
+    }
+    for (option, value) in [("--index-url", &request.index_url), ("--find-links", &request.find_links)] {
+        if let Some(value) = value {
+            driver.args([option, value]);
+        }
+    }
+    // The protections of a build (SECURITY.md), off only in the test suite's build.
+    driver
         .args(crate::switched_off!("build.no-build-environment").then_some("--with-build-environment"))
-        .current_dir(work)
-        .status()
-        .with_context(|| format!("cannot run {}", python.display()))?;
+        .args(crate::switched_off!("build.project-files-only").then_some("--follow-links"))
+        .args(crate::switched_off!("build.requirements-by-name").then_some("--any-requirement"))
+        .args(crate::switched_off!("build.no-build-backends").then_some("--with-build-backends"))
+        .current_dir(work);
+    super::environment::isolate(&mut driver, &[&python, &componentize], work)?;
+    super::environment::pip_settings(&mut driver);
+    let status = driver.status().with_context(|| format!("cannot run {}", python.display()))?;
     Ok((status.success(), driver_report(report_path, &request.source, status)))
 }
 

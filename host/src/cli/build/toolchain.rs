@@ -27,6 +27,7 @@ const PACKAGES: &[&str] = &[
 const LAYER: &[(&str, &str)] = &[
     ("build.mjs", include_str!("../../../../sdk/compat/js/build.mjs")),
     ("scan.mjs", include_str!("../../../../sdk/compat/js/scan.mjs")),
+    ("hygiene.mjs", include_str!("../../../../sdk/compat/js/hygiene.mjs")),
     ("bridge.js", include_str!("../../../../sdk/compat/js/bridge.js")),
     ("preinitialized.js", include_str!("../../../../sdk/compat/js/preinitialized.js")),
     ("locale.js", include_str!("../../../../sdk/compat/js/locale.js")),
@@ -52,7 +53,7 @@ const LAYER: &[(&str, &str)] = &[
 pub(crate) const WIT: &str = include_str!("../../../../wit/plugin.wit");
 
 /// The toolchain directory, installed if it is not yet: `build.mjs` lives in `compat/` there.
-pub(crate) fn javascript(node: &Path) -> Result<PathBuf> {
+pub(crate) fn javascript(node: &Path, registry: Option<&str>) -> Result<PathBuf> {
     let (dir, _lock) = match prepared("js", PACKAGES, LAYER)? {
         Prepared::Complete(dir) => return Ok(dir),
         Prepared::Empty(dir, lock) => (dir, lock),
@@ -60,13 +61,16 @@ pub(crate) fn javascript(node: &Path) -> Result<PathBuf> {
     eprintln!("installing the JavaScript build toolchain into {} (once)", dir.display());
     std::fs::write(dir.join("package.json"), "{ \"private\": true, \"type\": \"module\" }\n")?;
     let npm = npm_beside(node);
-    let status = Command::new(&npm)
+    let mut install = Command::new(&npm);
+    install
         .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
         .args(PACKAGES)
-        .current_dir(&dir)
-        .env("PATH", path_with(node))
-        .status()
-        .with_context(|| format!("cannot run {}", npm.display()))?;
+        .current_dir(&dir);
+    // The build's own environment for the installer too (a registry only as the user passed).
+    let scratch = tempfile::Builder::new().prefix("mcpbox-toolchain-").tempdir()?;
+    super::environment::isolate(&mut install, &[node, &npm], scratch.path())?;
+    super::environment::npm_settings(&mut install, scratch.path(), registry);
+    let status = install.status().with_context(|| format!("cannot run {}", npm.display()))?;
     if !status.success() {
         bail!("installing the build toolchain with npm failed ({status})");
     }
@@ -95,12 +99,7 @@ pub(crate) fn prepared(kind: &str, packages: &[&str], layer: &[(&str, &str)]) ->
         digest.update(text.as_bytes());
     }
     let hash = crate::hex::hex(&digest.finalize()[..8]);
-    let base = match std::env::var_os("MCPBOX_BUILD_TOOLS") {
-        Some(dir) => PathBuf::from(dir),
-        None => crate::runtime::engine::default_cache_dir()
-            .context("no cache directory for the build toolchain: set MCPBOX_BUILD_TOOLS")?
-            .join("build"),
-    };
+    let base = super::paths::base_dir()?;
     let dir = base.join(format!("{kind}-{hash}"));
     if dir.join(".complete").exists() {
         return Ok(Prepared::Complete(dir));
@@ -132,15 +131,6 @@ pub(crate) fn complete(dir: &Path, layer: &[(&str, &str)]) -> Result<()> {
 pub(crate) fn npm_beside(node: &Path) -> PathBuf {
     let beside = node.with_file_name("npm");
     if beside.exists() { beside } else { PathBuf::from("npm") }
-}
-
-/// `PATH` with `node`'s directory first, so that npm and its scripts find this node.
-pub(crate) fn path_with(node: &Path) -> std::ffi::OsString {
-    let mut parts: Vec<PathBuf> = node.parent().map(Path::to_owned).into_iter().collect();
-    if let Some(path) = std::env::var_os("PATH") {
-        parts.extend(std::env::split_paths(&path));
-    }
-    std::env::join_paths(parts).unwrap_or_default()
 }
 
 #[cfg(test)]

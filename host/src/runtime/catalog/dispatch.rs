@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Catalog, OwnedUris};
+use super::{Catalog, DefinitionKind, OwnedUris};
 use crate::runtime::engine::bindings::{completion, prompts, resources, tools, types};
 use crate::runtime::plugin::invoke::{CallPlain, CallTool, Complete, GetPrompt, ListResources, ReadResource};
 use crate::runtime::sandbox::{CallError, CallScope};
@@ -101,6 +101,12 @@ impl Catalog {
         // once per plugin and listing (a plugin listing thousands of others' URIs must not
         // write thousands of lines).
         let mut left_out: Vec<(usize, usize, String)> = Vec::new();
+        // An app whose HTML changed since it was pinned is withheld: not listed until accepted
+        // (as a changed tool is not), its read refused (mcp/apps.rs).
+        all.retain(|(index, resource)| {
+            !self.withholds(&self.plugins[*index].name, DefinitionKind::App, &resource.uri)
+                || crate::switched_off!("apps.withheld-not-advertised")
+        });
         all.retain(|(index, resource)| {
             let owned = self.owners.owner_of(&resource.uri) == Some(*index);
             if !owned {

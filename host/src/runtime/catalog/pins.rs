@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Context, Result, anyhow};
@@ -151,22 +152,35 @@ pub enum FirstUse {
 pub struct Pins {
     settings: PinSettings,
     file: Mutex<PinFile>,
+    /// Whether the pins file was there when last read or written.
+    existed: AtomicBool,
+    /// The pins file existed and is gone (removed by someone else): nothing is served until it
+    /// is restored or `mcpbox accept` writes it anew. A missing file is never taken for "no
+    /// pins" once there was one: that would pin every changed definition on first use.
+    gone: AtomicBool,
 }
 
 impl Pins {
     /// The pins at `settings.path` (none yet if the file is missing); a file that does not
     /// parse is an error naming it: a damaged trust record is not silently trusted anew.
     pub fn open(settings: PinSettings) -> Result<Pins> {
-        let file = match &settings.path {
+        let read = match &settings.path {
             Some(path) => read(path)?,
-            None => PinFile { version: VERSION, ..PinFile::default() },
+            None => None,
         };
-        Ok(Pins { settings, file: Mutex::new(file) })
+        let existed = AtomicBool::new(read.is_some());
+        let file = read.unwrap_or_else(|| PinFile { version: VERSION, ..PinFile::default() });
+        Ok(Pins { settings, file: Mutex::new(file), existed, gone: AtomicBool::new(false) })
     }
 
     /// Pins nothing, withholds nothing (benchmarks, `inspect`).
     pub fn off() -> Pins {
-        Pins { settings: PinSettings { off: true, ..PinSettings::default() }, file: Mutex::default() }
+        Pins {
+            settings: PinSettings { off: true, ..PinSettings::default() },
+            file: Mutex::default(),
+            existed: AtomicBool::new(false),
+            gone: AtomicBool::new(false),
+        }
     }
 
     /// The pins file, if there is one.
@@ -174,10 +188,25 @@ impl Pins {
         self.settings.path.as_deref()
     }
 
-    /// Reads the file again (another process, `mcpbox accept`, changed it).
+    /// Reads the file again (another process, `mcpbox accept`, changed it). A file that was
+    /// there and is gone withholds everything from now on (until it is back or accepted).
     pub fn reread(&self) -> Result<()> {
-        if let Some(path) = &self.settings.path {
-            *self.file.lock().unwrap_or_else(PoisonError::into_inner) = read(path)?;
+        let Some(path) = &self.settings.path else { return Ok(()) };
+        match read(path)? {
+            Some(file) => {
+                *self.file.lock().unwrap_or_else(PoisonError::into_inner) = file;
+                self.existed.store(true, Ordering::SeqCst);
+                self.gone.store(false, Ordering::SeqCst);
+            }
+            None if self.existed.load(Ordering::SeqCst) && !crate::switched_off!("pins.gone-withholds") => {
+                self.gone.store(true, Ordering::SeqCst);
+                tracing::warn!(
+                    pins = %path.display(),
+                    "the pins file was removed: every pinned plugin is withheld until it is restored or \
+                     `mcpbox accept` pins them anew"
+                );
+            }
+            None => *self.file.lock().unwrap_or_else(PoisonError::into_inner) = PinFile::default(),
         }
         Ok(())
     }
@@ -187,6 +216,20 @@ impl Pins {
     pub fn settle(&self, plugins: &[std::sync::Arc<Plugin>], first_use: FirstUse) -> Settled {
         let mut settled = Settled::default();
         if self.settings.off {
+            return settled;
+        }
+        if self.gone.load(Ordering::SeqCst) {
+            let at = self.path().map(|p| p.display().to_string()).unwrap_or_default();
+            let diff = format!(
+                "  the pins file {at} was removed: nothing is served until it is restored or `mcpbox accept` pins anew\n"
+            );
+            for plugin in plugins.iter().filter(|p| p.pin) {
+                settled.withheld.extend(
+                    changed(&plugin.name, &Definitions::default(), &definitions(plugin))
+                        .into_iter()
+                        .map(|w| Withheld { diff: diff.clone(), new: false, ..w }),
+                );
+            }
             return settled;
         }
         let mut new = Vec::new();
@@ -259,7 +302,10 @@ impl Pins {
     fn write(&self, plugins: Vec<(String, Definitions)>) -> Result<()> {
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(path) = &self.settings.path {
-            *file = read(path).unwrap_or_else(|_| file.clone());
+            // Gone since it was read: the pins in memory are the last known, not "none".
+            if let Ok(Some(on_disk)) = read(path) {
+                *file = on_disk;
+            }
         }
         file.version = VERSION;
         file.plugins.extend(plugins);
@@ -271,16 +317,18 @@ impl Pins {
         let staging = path.with_extension(format!("partial.{}", std::process::id()));
         std::fs::write(&staging, text + "\n")
             .and_then(|()| std::fs::rename(&staging, path))
-            .with_context(|| format!("cannot write the pins file {}", path.display()))
+            .with_context(|| format!("cannot write the pins file {}", path.display()))?;
+        self.existed.store(true, Ordering::SeqCst);
+        self.gone.store(false, Ordering::SeqCst);
+        Ok(())
     }
 }
 
-fn read(path: &Path) -> Result<PinFile> {
+/// The pins file at `path`; `None` if there is none.
+fn read(path: &Path) -> Result<Option<PinFile>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(PinFile { version: VERSION, ..PinFile::default() });
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(anyhow!("cannot read the pins file {}: {e}", path.display())),
     };
     let file: PinFile = serde_json::from_str(&text).map_err(|e| {
@@ -293,7 +341,7 @@ fn read(path: &Path) -> Result<PinFile> {
             file.version
         ));
     }
-    Ok(file)
+    Ok(Some(file))
 }
 
 /// What `plugin` serves now, as pinned.

@@ -8,9 +8,11 @@
 //! many `*`: the length stays, so `Content-Length` stays true.
 //!
 //! Compression: such requests are sent with `Accept-Encoding: identity`; a server that
-//! compresses anyway with gzip or deflate is decoded before the scan (and the response loses
-//! its `Content-Encoding` and `Content-Length`), any other coding is refused, since it cannot be
-//! scanned. Not caught: a partial echo, or one transformed otherwise (hashed, reversed, split by
+//! compresses anyway with gzip or deflate (one `Content-Encoding` line, one coding, and no
+//! transfer coding but `chunked`) is decoded before the scan (and the response loses its
+//! `Content-Encoding` and `Content-Length`); any other coding or combination is refused, since
+//! it cannot be scanned ([`Coding::of`]). Header names are scanned like values (a header named
+//! by a reflection is dropped). Not caught: a partial echo, or one transformed otherwise (hashed, reversed, split by
 //! the server); docs/credentials.md says so.
 
 use std::io::Write;
@@ -90,21 +92,44 @@ impl Reflections {
         found.len()
     }
 
-    /// Masks every header value; says how many matches there were.
+    /// Masks every header value, and drops every header whose name holds a reflection; says
+    /// how many matches there were. Names are compared in any case: hyper hands them over
+    /// lower-cased, so an echo in a name is the value lower-cased (a name masked with `*` could
+    /// merge with another, so the header goes).
     pub(crate) fn mask_headers(&self, headers: &mut HeaderMap) -> usize {
         let mut masked = 0;
-        for value in headers.values_mut() {
+        if !crate::switched_off!("credentials.header-names-scanned") {
+            let named: Vec<http::HeaderName> =
+                headers.keys().filter(|name| self.found_in_any_case(name.as_str().as_bytes())).cloned().collect();
+            for name in named {
+                headers.remove(&name);
+                masked += 1;
+            }
+        }
+        let mut unmaskable = Vec::new();
+        for (name, value) in headers.iter_mut() {
             let mut bytes = Zeroizing::new(value.as_bytes().to_vec());
             let found = self.mask(&mut bytes);
             if found > 0 {
                 masked += found;
-                // `*` keeps a valid header value valid.
-                if let Ok(clean) = http::HeaderValue::from_bytes(&bytes) {
-                    *value = clean;
+                // `*` keeps a valid header value valid; were it not, the header goes, never
+                // unmasked.
+                match http::HeaderValue::from_bytes(&bytes) {
+                    Ok(clean) => *value = clean,
+                    Err(_) => unmaskable.push(name.clone()),
                 }
             }
         }
+        for name in unmaskable {
+            headers.remove(&name);
+        }
         masked
+    }
+
+    /// Whether some form is in `bytes`, letters compared in any case.
+    fn found_in_any_case(&self, bytes: &[u8]) -> bool {
+        let lower = bytes.to_ascii_lowercase();
+        self.forms.iter().any(|form| memchr::memmem::find(&lower, &form.to_ascii_lowercase()).is_some())
     }
 }
 
@@ -149,16 +174,37 @@ pub(crate) enum Coding {
 }
 
 impl Coding {
-    /// The coding `headers` declare, or the coding that cannot be scanned.
+    /// The coding `headers` declare, or the codings that cannot be scanned. Deny by default:
+    /// `Content-Encoding` absent or one line of one token among `identity`, `gzip`, `x-gzip` and
+    /// `deflate`, and `Transfer-Encoding` absent or exactly `chunked` (hyper removes the
+    /// chunking only: any coding listed before it would reach the guest unscanned, and the
+    /// guest never sees that header); every other combination (two lines, a list, an empty
+    /// value, another coding) is refused.
     pub(crate) fn of(headers: &HeaderMap) -> Result<Coding, String> {
-        let mut codings = headers.get_all(http::header::CONTENT_ENCODING).iter();
-        let (Some(value), None) = (codings.next(), codings.next()) else { return Ok(Coding::Identity) };
-        let coding = value.to_str().unwrap_or("?").trim().to_ascii_lowercase();
-        match coding.as_str() {
-            "" | "identity" => Ok(Coding::Identity),
-            "gzip" | "x-gzip" => Ok(Coding::Gzip),
-            "deflate" => Ok(Coding::Deflate),
-            _ => Err(coding),
+        let lines = |name: http::HeaderName| -> Vec<String> {
+            headers.get_all(name).iter().map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase()).collect()
+        };
+        let (content, transfer) = (lines(http::header::CONTENT_ENCODING), lines(http::header::TRANSFER_ENCODING));
+        if crate::switched_off!("credentials.codings-deny-by-default") {
+            // The round-three reading: one Content-Encoding line, or identity.
+            return match content.as_slice() {
+                [one] if one == "gzip" || one == "x-gzip" => Ok(Coding::Gzip),
+                [one] if one == "deflate" => Ok(Coding::Deflate),
+                [one] if !one.is_empty() && one != "identity" => Err(one.clone()),
+                _ => Ok(Coding::Identity),
+            };
+        }
+        match transfer.as_slice() {
+            [] => {}
+            [one] if one == "chunked" => {}
+            _ => return Err(format!("transfer-encoding: {}", transfer.join(" / "))),
+        }
+        match content.as_slice() {
+            [] => Ok(Coding::Identity),
+            [one] if one == "identity" => Ok(Coding::Identity),
+            [one] if one == "gzip" || one == "x-gzip" => Ok(Coding::Gzip),
+            [one] if one == "deflate" => Ok(Coding::Deflate),
+            _ => Err(content.join(" / ")),
         }
     }
 }
@@ -381,5 +427,49 @@ mod tests {
         assert!(out.starts_with(b"headers: Authorization=") && !out.windows(TOKEN.len()).any(|w| w == TOKEN));
         let broken = Redacting::new(chunked(b"not gzip at all", 4), reflections(), Coding::Gzip, Box::new(|_| {}));
         assert!(broken.collect().await.is_err(), "an undecodable body is an error, not passed on");
+    }
+
+    /// Round four: a coding is scanned only when it is one the scan reads, declared once, with
+    /// no transfer coding but plain chunking; every other combination is refused.
+    #[test]
+    fn only_one_known_content_coding_and_plain_chunking_are_scanned() {
+        let of = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.append(*name, http::HeaderValue::from_static(value));
+            }
+            Coding::of(&headers)
+        };
+        assert!(matches!(of(&[]), Ok(Coding::Identity)));
+        assert!(matches!(of(&[("content-encoding", "identity")]), Ok(Coding::Identity)));
+        assert!(matches!(of(&[("content-encoding", "X-Gzip")]), Ok(Coding::Gzip)));
+        assert!(matches!(
+            of(&[("content-encoding", "deflate"), ("transfer-encoding", "chunked")]),
+            Ok(Coding::Deflate)
+        ));
+        let refused: [&[(&str, &str)]; 7] = [
+            &[("content-encoding", "gzip"), ("content-encoding", "identity")],
+            &[("content-encoding", "gzip, identity")],
+            &[("content-encoding", "")],
+            &[("content-encoding", "br")],
+            &[("transfer-encoding", "gzip, chunked")],
+            &[("transfer-encoding", "chunked"), ("transfer-encoding", "chunked")],
+            &[("transfer-encoding", "gzip")],
+        ];
+        for headers in refused {
+            assert!(of(headers).is_err(), "{headers:?}");
+        }
+    }
+
+    /// Round four: header names are scanned like values, in any case (hyper lower-cases them).
+    #[test]
+    fn a_header_named_by_a_reflection_is_dropped() {
+        let reflections = reflections();
+        let percent: String = form_urlencoded::byte_serialize(TOKEN).collect::<String>().to_ascii_lowercase();
+        let mut headers = HeaderMap::new();
+        headers.insert(http::HeaderName::from_bytes(percent.as_bytes()).unwrap(), http::HeaderValue::from_static("1"));
+        headers.insert("x-other", http::HeaderValue::from_static("fine"));
+        assert_eq!(reflections.mask_headers(&mut headers), 1);
+        assert_eq!(headers.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["x-other"]);
     }
 }

@@ -75,8 +75,8 @@ pub fn check_meta(text: &str, place: MetaPlace, reach: MetaReach<'_>) -> Result<
     Ok(meta)
 }
 
-/// No control characters in any string (keys included; a newline or tab in a value is fine),
-/// and nesting bounded.
+/// No control characters and none a person would not see in any string (keys included; a
+/// newline or tab in a value is fine), and nesting bounded.
 fn check_value(value: &Value, depth: usize) -> Result<(), String> {
     if depth > MAX_META_DEPTH {
         return Err(format!("_meta nests deeper than {MAX_META_DEPTH} levels"));
@@ -84,15 +84,26 @@ fn check_value(value: &Value, depth: usize) -> Result<(), String> {
     let control = |text: &str, multiline: bool| {
         text.chars().find(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\r' | '\t')))
     };
-    match value {
-        Value::String(text) => match control(text, true) {
-            Some(c) => Err(format!("_meta contains the control character U+{:04X}", u32::from(c))),
+    // What a person would not see a client or a model still reads (readable.rs).
+    let hidden = |text: &str, multiline: bool| {
+        crate::readable::first_hidden(text, multiline)
+            .filter(|_| !crate::switched_off!("descriptors.invisible-refused"))
+    };
+    let problem = |what: &str, text: &str, multiline: bool| {
+        if let Some(c) = control(text, multiline) {
+            return Err(format!("{what} the control character U+{:04X}", u32::from(c)));
+        }
+        match hidden(text, multiline) {
+            Some(c) => Err(format!("{what} the invisible character U+{:04X}", u32::from(c))),
             None => Ok(()),
-        },
+        }
+    };
+    match value {
+        Value::String(text) => problem("_meta contains", text, true),
         Value::Array(items) => items.iter().try_for_each(|item| check_value(item, depth + 1)),
-        Value::Object(object) => object.iter().try_for_each(|(key, item)| match control(key, false) {
-            Some(c) => Err(format!("a _meta key contains the control character U+{:04X}", u32::from(c))),
-            None => check_value(item, depth + 1),
+        Value::Object(object) => object.iter().try_for_each(|(key, item)| {
+            problem("a _meta key contains", key, false)?;
+            check_value(item, depth + 1)
         }),
         _ => Ok(()),
     }

@@ -1,7 +1,8 @@
 //! What a plugin may say about itself. Its descriptors (tools, resource templates, prompts)
 //! reach every client and every model, so they are bounded and checked like its names: a
 //! description, a title, a schema and the whole set each have a size limit, and no text a
-//! client shows may carry control characters (a newline or tab in a description is fine).
+//! client shows may carry control characters (a newline or tab in a description is fine) or
+//! characters a person would not see (`readable::hidden`), in schemas' strings too.
 //! A plugin over a limit is refused at load, naming the item and the limit.
 
 use anyhow::{Result, bail};
@@ -49,6 +50,41 @@ impl Checker {
         if let Some(c) = control {
             bail!("the {what} of {of} contains the control character U+{:04X}", u32::from(c));
         }
+        // What a person reviewing it (an approval, a pins diff) would not see, a model would
+        // read: tag characters spelling a hidden instruction, bidirectional overrides, ...
+        if let Some(c) = crate::readable::first_hidden(text, multiline)
+            && !crate::switched_off!("descriptors.invisible-refused")
+        {
+            bail!("the {what} of {of} contains the invisible character U+{:04X}", u32::from(c));
+        }
+        Ok(())
+    }
+
+    /// A schema's text and every string in it (keys, descriptions, enum values): a JSON escape
+    /// (`\\udb40\\udc41` for U+E0041) hides a character from a check of the text alone.
+    fn schema(&mut self, what: &str, of: &str, text: &str) -> Result<()> {
+        self.text(what, of, text, MAX_SCHEMA_BYTES, true)?;
+        fn strings<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+            match value {
+                serde_json::Value::String(s) => out.push(s),
+                serde_json::Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+                serde_json::Value::Object(map) => map.iter().for_each(|(key, item)| {
+                    out.push(key);
+                    strings(item, out);
+                }),
+                _ => {}
+            }
+        }
+        let Ok(parsed) = serde_json::from_str::<serde_json::Value>(text) else { return Ok(()) };
+        let mut found = Vec::new();
+        strings(&parsed, &mut found);
+        for text in found {
+            if let Some(c) = crate::readable::first_hidden(text, true)
+                && !crate::switched_off!("descriptors.invisible-refused")
+            {
+                bail!("the {what} of {of} contains the invisible character U+{:04X}", u32::from(c));
+            }
+        }
         Ok(())
     }
 
@@ -69,8 +105,8 @@ impl Checker {
         let annotated = tool.annotations.as_ref().and_then(|a| a.title.clone());
         self.optional("annotations' title", &of, &annotated, MAX_TITLE_BYTES, false)?;
         self.optional("description", &of, &tool.description, MAX_DESCRIPTION_BYTES, true)?;
-        self.text("input schema", &of, &tool.input_schema, MAX_SCHEMA_BYTES, true)?;
-        self.optional("output schema", &of, &tool.output_schema, MAX_SCHEMA_BYTES, true)
+        self.schema("input schema", &of, &tool.input_schema)?;
+        tool.output_schema.as_deref().map_or(Ok(()), |schema| self.schema("output schema", &of, schema))
     }
 
     fn template(&mut self, template: &resources::ResourceTemplate) -> Result<()> {
@@ -102,6 +138,29 @@ impl Checker {
         }
         Ok(())
     }
+}
+
+/// Checks that a plugin names each of its tools, prompts and resource templates (by name and
+/// by URI template) once: served twice, a client could not tell which one it calls, and the
+/// pins (one per name) would vouch for the last one only, serving the first unpinned.
+pub(crate) fn unique(
+    tools: &[tools::Tool],
+    templates: &[resources::ResourceTemplate],
+    prompts: &[prompts::Prompt],
+) -> Result<()> {
+    fn once<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for name in names {
+            if !seen.insert(name) {
+                bail!("it lists the {what} `{}` twice", name.escape_debug());
+            }
+        }
+        Ok(())
+    }
+    once("tool", tools.iter().map(|t| t.name.as_str()))?;
+    once("prompt", prompts.iter().map(|p| p.name.as_str()))?;
+    once("resource template", templates.iter().map(|t| t.name.as_str()))?;
+    once("URI template", templates.iter().map(|t| t.uri_template.as_str()))
 }
 
 /// Checks what a plugin describes against the limits above.

@@ -77,6 +77,10 @@ pub(crate) async fn load(linkers: &Linkers, compiled: Compiled, path: &Path, loa
         crate::runtime::plugin::descriptors::check(&offered.tools, &offered.templates, &offered.prompts)
             .with_context(at)?;
     }
+    if !crate::switched_off!("descriptors.names-unique") {
+        crate::runtime::plugin::descriptors::unique(&offered.tools, &offered.templates, &offered.prompts)
+            .with_context(at)?;
+    }
     let tool_names: Vec<String> = offered.tools.iter().map(|t| t.name.clone()).collect();
     let tools =
         offered.tools.into_iter().map(|tool| check_tool(&prefix, tool)).collect::<Result<Vec<_>>>().with_context(at)?;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Fails when a test run created or changed anything outside its own places (scripts/test.sh,
+# last): a test gives every mcpbox it starts a HOME and state of its own, and keeps its files
+# in temporary directories, target/ and .tools/.
+#
+#   scripts/check-untouched.sh STAMP [TEST_HOME]
+#
+# STAMP: a file touched when the run started; TEST_HOME: the HOME the tests ran with
+# (scripts/test.sh), which must be left empty: what a test starts without a HOME of its own
+# writes there, where the other tests' programs would find it.
+#
+# Looked at: files (not directories, whose times change when an allowed child appears) newer
+# than STAMP
+# - under the real HOME, but for what the run's tools keep there on purpose, each listed
+#   below with why;
+# - in the checkout, but for target/ (builds, caches, the tests' own directories), .tools/
+#   (the tests' real components) and plugins/target/ (the guests' cargo build);
+# - in the system's temporary directory, left there after the run (a test's temporary
+#   directory is removed when the test ends; one left behind is a leak).
+set -euo pipefail
+stamp=$1
+test_home=${2:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+# The real HOME (scripts/test.sh points HOME at the tests' own for the tests only).
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+home=${home:-${HOME:?}}
+# What the run may change under HOME, and why.
+allowed=(
+  .cargo          # cargo's registry and git checkouts (crates the builds download)
+  .rustup         # the toolchain and the wasm32-wasip2 target (setup-wasm-toolchain.sh)
+  .npm            # npm's download cache (the npm installs into .tools/ and target/)
+  .cache/pip      # pip's download cache (the virtualenvs under .tools/ and target/)
+)
+prune=()
+for path in "${allowed[@]}"; do
+  prune+=(-path "$home/$path" -prune -o)
+done
+# The checkout may be under HOME: it has rules of its own below.
+found=$(
+  {
+    find "$home" -path "$root" -prune -o "${prune[@]}" -newer "$stamp" -not -type d -print 2> /dev/null || true
+    find "$root" \( -path "$root/target" -o -path "$root/.tools" -o -path "$root/plugins/target" \) -prune \
+      -o -newer "$stamp" -not -type d -print 2> /dev/null || true
+    if [ -n "$test_home" ] && [ -d "$test_home" ]; then
+      find "$test_home" -not -type d -print 2> /dev/null || true
+    fi
+    tmp=${TMPDIR:-/tmp}
+    find "$tmp" -mindepth 1 -maxdepth 1 -newer "$stamp" -user "$(id -u)" \
+      \( -name 'mcpbox*' -o -name '.tmp*' -o -name 'tmp*' \) -print 2> /dev/null || true
+  } | sort
+)
+if [ -n "$found" ]; then
+  echo "check-untouched: the test run created or changed these outside its own places:" >&2
+  echo "$found" | head -50 >&2
+  echo "(a server or command a test starts must get its own HOME and state: tests/integration/common/own.rs)" >&2
+  exit 1
+fi
+echo "check-untouched: nothing outside the run's own places changed" >&2
