@@ -7,7 +7,7 @@ as many at once as the machine has cores, the longest first (as long as they too
 Prints a table; exits non-zero if any guarding test passed with its protection off.
 
     scripts/check-protections.py                 # all, then the guarding tests with nothing armed
-    scripts/check-protections.py memory          # those whose name or fail point contains "memory"
+    scripts/check-protections.py memory pins    # those whose name or fail point contains "memory" or "pins"
     scripts/check-protections.py --no-baseline   # scripts/test.sh: `cargo test` just ran them
 
 Adding a protection: docs/architecture.md ("Adding a protection")."""
@@ -26,10 +26,18 @@ TIMES = ROOT / "target" / "protection-times.json"
 # A guarding test that hangs with its protection off is caught, but must not hold CI for long.
 TEST_TIMEOUT_S = 300
 ENV = dict(os.environ, MCPBOX_TEST_FAILPOINTS="1")
+# The guests (and their fail-point builds) are built: each guarding test's process need not ask
+# cargo again (tests/integration/common/mod.rs, `guests`). Run alone, this script builds them
+# first, once.
+ENV["MCPBOX_TEST_GUESTS_BUILT"] = "1"
 
 
 def test_binaries():
-    """The integration test binary and the library's unit test binary of the suite's build."""
+    """The integration test binary and the library's unit test binary of the suite's build (the
+    guests built first, once, for every process to use as they are)."""
+    guests = subprocess.run(["bash", str(ROOT / "scripts" / "build-guests.sh")], cwd=ROOT, env=ENV)
+    if guests.returncode != 0:
+        raise SystemExit("building the guests failed")
     built = subprocess.run(
         ["cargo", "test", "--workspace", "--features", "failpoints", "--no-run", "--message-format=json"],
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -82,11 +90,12 @@ def run_test(binaries, test, failpoint):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     baseline = "--no-baseline" not in sys.argv
-    wanted = args[0] if args else ""
+    # Each argument picks the protections whose name or fail point holds it; none picks all.
+    wanted = args or [""]
     table = tomllib.loads((ROOT / "tests" / "protections.toml").read_text())["protection"]
-    chosen = [p for p in table if wanted in p["name"] or wanted in p["failpoint"]]
+    chosen = [p for p in table if any(w in p["name"] or w in p["failpoint"] for w in wanted)]
     if not chosen:
-        raise SystemExit(f"no protection matches `{wanted}`")
+        raise SystemExit(f"no protection matches {' '.join(wanted)}")
     binaries = test_binaries()
     last = json.loads(TIMES.read_text()) if TIMES.exists() else {}
     jobs = [(p["failpoint"], test) for p in chosen for test in p["tests"]]

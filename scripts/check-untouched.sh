@@ -3,11 +3,13 @@
 # last): a test gives every mcpbox it starts a HOME and state of its own, and keeps its files
 # in temporary directories, target/ and .tools/.
 #
-#   scripts/check-untouched.sh STAMP [TEST_HOME]
+#   scripts/check-untouched.sh STAMP [TEST_HOME [TEST_TMPDIR]]
 #
 # STAMP: a file touched when the run started; TEST_HOME: the HOME the tests ran with
 # (scripts/test.sh), which must be left empty: what a test starts without a HOME of its own
-# writes there, where the other tests' programs would find it.
+# writes there, where the other tests' programs would find it; TEST_TMPDIR: the TMPDIR the
+# tests ran with, the run's own, where no temporary directory of a test may be left (a test's
+# temporary directory is removed when the test ends; one left behind is a leak).
 #
 # Looked at: files (not directories, whose times change when an allowed child appears) newer
 # than STAMP
@@ -15,11 +17,13 @@
 #   below with why;
 # - in the checkout, but for target/ (builds, caches, the tests' own directories), .tools/
 #   (the tests' real components) and plugins/target/ (the guests' cargo build);
-# - in the system's temporary directory, left there after the run (a test's temporary
-#   directory is removed when the test ends; one left behind is a leak).
+# - in TEST_TMPDIR, the temporary directories tests and their programs left behind. The
+#   system's /tmp is not looked at: other programs on the machine use it too (a run of another
+#   checkout beside this one among them).
 set -euo pipefail
 stamp=$1
 test_home=${2:-}
+test_tmp=${3:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The real HOME (scripts/test.sh points HOME at the tests' own for the tests only).
 home=$(getent passwd "$(id -u)" | cut -d: -f6)
@@ -30,12 +34,16 @@ allowed=(
   .rustup         # the toolchain and the wasm32-wasip2 target (setup-wasm-toolchain.sh)
   .npm            # npm's download cache (the npm installs into .tools/ and target/)
   .cache/pip      # pip's download cache (the virtualenvs under .tools/ and target/)
+  # wasmtime's compile cache of wizer, componentize-js's pre-initializer (the JavaScript
+  # engine compiled once): wizer finds the home through the passwd entry, not HOME, since
+  # componentize-js gives it an environment without one (what wizer is given is baked into
+  # the component's environment, so mcpbox build cannot give it a HOME of the build's own).
+  .cache/wasmtime
 )
 prune=()
 for path in "${allowed[@]}"; do
   prune+=(-path "$home/$path" -prune -o)
 done
-# The checkout may be under HOME: it has rules of its own below.
 found=$(
   {
     find "$home" -path "$root" -prune -o "${prune[@]}" -newer "$stamp" -not -type d -print 2> /dev/null || true
@@ -44,9 +52,9 @@ found=$(
     if [ -n "$test_home" ] && [ -d "$test_home" ]; then
       find "$test_home" -not -type d -print 2> /dev/null || true
     fi
-    tmp=${TMPDIR:-/tmp}
-    find "$tmp" -mindepth 1 -maxdepth 1 -newer "$stamp" -user "$(id -u)" \
-      \( -name 'mcpbox*' -o -name '.tmp*' -o -name 'tmp*' \) -print 2> /dev/null || true
+    if [ -n "$test_tmp" ] && [ -d "$test_tmp" ]; then
+      find "$test_tmp" -mindepth 1 -maxdepth 1 \( -name 'mcpbox*' -o -name '.tmp*' -o -name 'tmp*' \) -print 2> /dev/null || true
+    fi
   } | sort
 )
 if [ -n "$found" ]; then

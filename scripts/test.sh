@@ -27,12 +27,16 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 # The tools the tests drive download while the code compiles (the network beside the CPU).
 mkdir -p target
+# The tests' temporary directories go to a directory of the run's own (TMPDIR, from the host
+# tests on), which check-untouched.sh finds empty at the end and which goes with the run: the
+# system's /tmp is shared with whatever else the machine runs.
+test_tmp=$(mktemp -d /tmp/mcpbox-run.XXXXXX)
 # What the run changes outside its own places is checked at the end (check-untouched.sh).
 touch target/test-started.stamp
 scripts/setup-test-tools.sh 2> target/setup-test-tools.log &
 tools=$!
 # A failure below ends the set-up too (the step under way finishes; no further one starts).
-trap 'kill "$tools" 2> /dev/null || true' EXIT
+trap 'kill "$tools" 2> /dev/null || true; rm -rf "$test_tmp"' EXIT
 
 phase "guests (set-up, build, lints)"
 # (Guests built by Debian's rustc where rustup's server is out of reach are not linted: Debian's
@@ -66,7 +70,7 @@ export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOM
 export npm_config_cache="${npm_config_cache:-$HOME/.npm}" PIP_CACHE_DIR="${PIP_CACHE_DIR:-$HOME/.cache/pip}"
 [ -d "$HOME/.pyenv" ] && export PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}"
 unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME
-export HOME="$test_home"
+export HOME="$test_home" TMPDIR="$test_tmp"
 # Each test's wall time (tests/integration/common/clock.rs); the ten slowest are printed after.
 export MCPBOX_TEST_TIMES="$root/target/test-times.tsv"
 rm -f "$MCPBOX_TEST_TIMES"
@@ -81,5 +85,5 @@ sort -rn "$root/target/test-times.tsv" 2> /dev/null | head -10 | sed 's/^/  /' >
 phase "protections"
 python3 scripts/check-protections.py --no-baseline
 phase "nothing changed outside the run's own places"
-scripts/check-untouched.sh target/test-started.stamp "$test_home"
+scripts/check-untouched.sh target/test-started.stamp "$test_home" "$test_tmp"
 phase "done"

@@ -5,7 +5,7 @@
 // what the page and the app show as one JSON line.
 // usage: node run.mjs PACKAGES_DIR CHROMIUM PORT MCP_URL PATH SCREENSHOT
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, copyFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, copyFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,6 +18,8 @@ const { chromium } = require("playwright-core");
 const here = dirname(fileURLToPath(import.meta.url));
 
 const site = mkdtempSync(join(tmpdir(), "mcpbox-browser-"));
+// Gone however the run ends (a failed page throws).
+process.on("exit", () => rmSync(site, { recursive: true, force: true }));
 copyFileSync(join(here, "host.html"), join(site, "host.html"));
 await esbuild.build({
   entryPoints: [join(here, "host.js")],

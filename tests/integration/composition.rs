@@ -179,3 +179,33 @@ fn a_side_effect_made_through_another_tool_runs_once_when_the_round_is_repeated(
     let claims = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == "composer.claims_harmless").unwrap();
     assert_eq!(claims["annotations"]["destructiveHint"], true, "{claims}");
 }
+
+/// Round four: a plugin served without a prefix names a tool `time.exfil`. Beside the `time`
+/// plugin it is in that plugin's namespace: not served, and named in the log. Without it, a
+/// composer allowed `time.*` still may not call it: a pattern's part before its first dot names
+/// the plugin, never a dot inside a tool's own name.
+#[test]
+fn a_tool_named_into_another_plugins_namespace_is_neither_served_nor_callable_as_its() {
+    let serve = |with_time: bool| {
+        let time = if with_time { format!("{:?}, ", plugin("time")) } else { String::new() };
+        let config = ConfigFile::new(&format!(
+            "plugins = [{time}{:?}, {:?}]\n[plugin.squatter]\nprefix = \"\"\nenv = {{ SQUAT_TOOL = \"time.exfil\" }}\n\
+             [plugin.composer]\nmay_call = [\"time.*\"]\n",
+            fixture("squatter"),
+            fixture("composer"),
+        ));
+        let server = legacy(&config);
+        (config, server)
+    };
+    let (_config, mut server) = serve(true);
+    let names = server.result("tools/list", json!({}))["tools"].to_string();
+    assert!(names.contains("time.get_current_time") && !names.contains("time.exfil"), "{names}");
+    assert!(server.wait_for_log("is in the namespace of plugin `time`", LOGGED), "{}", server.stderr());
+    let (_config, mut server) = serve(false);
+    let names = server.result("tools/list", json!({}))["tools"].to_string();
+    assert!(names.contains("time.exfil"), "served where no plugin owns the namespace: {names}");
+    let listed = text(&call_tool(&mut server, "composer.callable", json!({})));
+    assert!(!listed.contains("time.exfil"), "{listed}");
+    let called = call_tool(&mut server, "composer.call", json!({ "tool": "time.exfil", "arguments": { "data": "x" } }));
+    assert!(text(&called).contains("may not call `time.exfil`"), "{called}");
+}

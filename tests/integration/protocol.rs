@@ -325,7 +325,11 @@ fn modern_requests_ask_the_client_by_multi_round_trip() {
 
     let answers =
         json!({ "sampling-0": { "role": "assistant", "content": { "type": "text", "text": "hello" }, "model": "m" } });
-    let second = server.call("tools/call", modern_with(capabilities, call, Some(answers)));
+    // The retry echoes the requestState (basic/patterns/mrtr: the client MUST): the answers
+    // count for the questions it says were asked.
+    let mut retry = modern_with(capabilities, call, Some(answers));
+    retry["requestState"] = questions["requestState"].clone();
+    let second = server.call("tools/call", retry);
     assert_schema("2026-07-28", "CallToolResultResponse", &second);
     assert_eq!(text(&second["result"]), "LLM response: hello");
 

@@ -104,9 +104,18 @@ fn plugins_choose_their_keys_and_ask_several_questions_in_one_round() {
     assert_eq!(text(&done), "Good morning, Ada, roots: file:///work/ada");
 
     // An answer that is not a result of the method asked is asked again.
+    let asked =
+        server.call("tools/call", call("conformance.test_input_required_result_elicitation", json!({}), None, None));
     let wrong = json!({ "user_name": 12345 });
-    let again = server
-        .call("tools/call", call("conformance.test_input_required_result_elicitation", json!({}), Some(wrong), None));
+    let again = server.call(
+        "tools/call",
+        call(
+            "conformance.test_input_required_result_elicitation",
+            json!({}),
+            Some(wrong),
+            Some(&asked["result"]["requestState"]),
+        ),
+    );
     assert_eq!(keys(&again["result"]), ["user_name"]);
 
     // A plugin asks only what the request says the client can answer.
@@ -130,6 +139,18 @@ fn the_rules_of_asking_fail_the_call_or_refuse_the_ask() {
     // The host's own key for the client's roots is not the plugin's to answer with anything else.
     let roots = server.result("tools/call", call("rounds.roots_key", json!({}), None, None));
     assert!(text(&roots).contains("the question key `roots` is reserved for the client's roots"), "{roots}");
+
+    // Round four: a composer's harmless question under its callee's key space (`call0.confirm`)
+    // would have the person's answer to it given to the callee's confirmation: refused, named.
+    for key in ["call0.confirm", "call12.pin"] {
+        let squat = server.result("tools/call", call("rounds.squat_key", json!({ "key": key }), None, None));
+        assert!(
+            text(&squat).contains(&format!("the question key \"{key}\" is reserved for the questions of the tools")),
+            "{squat}"
+        );
+    }
+    let free = server.call("tools/call", call("rounds.squat_key", json!({ "key": "calls.confirm" }), None, None));
+    assert_eq!(keys(&free["result"]), ["calls.confirm"], "only call<digits>. is reserved: {free}");
 
     let bad = server.result("tools/call", call("rounds.bad_key", json!({}), None, None));
     assert!(
@@ -259,4 +280,28 @@ fn legacy_sessions_get_each_question_of_an_ask_as_a_request() {
     assert!(!asked.iter().any(|m| m.starts_with("sampling")), "{asked:?}");
     assert_eq!(result["result"]["isError"], true, "{result}");
     assert!(text(&result["result"]).contains("the client does not offer sampling/createMessage"), "{result}");
+}
+
+/// Round four, 19: an answer is bound to the question it answered, not only to its key. A
+/// plugin that asks for a topic under `k`, then for a PIN under the same `k`, does not get the
+/// topic as the PIN: the PIN is asked, and its answer is the one given.
+#[test]
+fn an_answer_is_given_only_to_the_question_it_answered() {
+    let mut server = Server::start(&[fixture("rounds")]);
+    let first = server.call("tools/call", call("rounds.switch_question", json!({}), None, None));
+    assert_eq!(keys(&first["result"]), ["k"]);
+    assert_eq!(first["result"]["inputRequests"]["k"]["params"]["message"], "What should I publish?", "{first}");
+    let topic = json!({ "k": accept("topic", "tides") });
+    let second = server.call(
+        "tools/call",
+        call("rounds.switch_question", json!({}), Some(topic), Some(&first["result"]["requestState"])),
+    );
+    assert_eq!(keys(&second["result"]), ["k"], "the topic's answer is not the PIN's: {second}");
+    assert_eq!(second["result"]["inputRequests"]["k"]["params"]["message"], "Your PIN?", "{second}");
+    let pin = json!({ "k": accept("pin", "4711") });
+    let done = server.result(
+        "tools/call",
+        call("rounds.switch_question", json!({}), Some(pin), Some(&second["result"]["requestState"])),
+    );
+    assert_eq!(text(&done), "pin 4711", "{done}");
 }

@@ -101,3 +101,166 @@ fn a_budget_on_a_read_only_directory_is_refused_with_its_line() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("mcpbox.toml:3") && said.contains("read-only"), "{said}");
 }
+
+/// The chaos fixture over `data` (a writable root with `budget`, e.g. `max_mib = 8`) and `free`
+/// (writable, no budget), both made in a temporary directory; round four's raw calls
+/// (`chaos.ops`, no libc in between).
+struct RawBudget {
+    dir: tempfile::TempDir,
+    server: Server,
+    _config: ConfigFile,
+}
+
+impl RawBudget {
+    fn start(budget: &str) -> RawBudget {
+        let dir = temp_dir();
+        let (data, free) = (dir.path().join("data"), dir.path().join("free"));
+        std::fs::create_dir(&data).unwrap();
+        std::fs::create_dir(&free).unwrap();
+        let config = ConfigFile::new(&format!(
+            "plugins = [{chaos:?}]\n[[roots]]\npath = {data:?}\nname = \"data\"\nwritable = true\n{budget}\n\
+             [[roots]]\npath = {free:?}\nname = \"free\"\nwritable = true\n",
+            chaos = fixture("chaos"),
+        ));
+        let mut server = config.serve();
+        server.initialize("2025-06-18", json!({}));
+        RawBudget { dir, server, _config: config }
+    }
+
+    /// Runs the ops; one line per op.
+    fn ops(&mut self, ops: serde_json::Value) -> Vec<String> {
+        let result = call_tool(&mut self.server, "chaos.ops", json!({ "ops": ops }));
+        text(&result).lines().map(str::to_owned).collect()
+    }
+
+    /// The apparent size of every file under `data`.
+    fn data_bytes(&self) -> u64 {
+        fn walk(path: &std::path::Path) -> u64 {
+            std::fs::read_dir(path)
+                .unwrap()
+                .flatten()
+                .map(|e| {
+                    let kind = e.file_type().unwrap();
+                    if kind.is_dir() {
+                        walk(&e.path())
+                    } else if kind.is_file() {
+                        e.metadata().unwrap().len()
+                    } else {
+                        0
+                    }
+                })
+                .sum()
+        }
+        walk(&self.dir.path().join("data"))
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Round four, 12: a symbolic link costs no bytes, so removing one frees none (it freed the
+/// length of its target: 2,000 of them with 4,000-byte targets let an 8 MiB tree hold 18 MiB).
+#[test]
+fn symlink_churn_frees_nothing() {
+    let mut raw = RawBudget::start("max_mib = 8");
+    let before = raw.ops(json!([
+        { "op": "open", "dir": "data", "path": "first", "create": true, "as": "f" },
+        { "op": "stream", "fd": "f", "offset": 0, "as": "s" },
+        { "op": "stream_write", "stream": "s", "bytes": 6 * MIB },
+    ]));
+    assert_eq!(before, ["ok", "ok", "ok"]);
+    let target = "t".repeat(4000);
+    let churn = json!([{ "op": "repeat", "times": 2000, "ops": [
+        { "op": "symlink", "dir": "data", "target": target, "path": "l{i}" },
+        { "op": "unlink", "dir": "data", "path": "l{i}" },
+    ] }]);
+    assert_eq!(raw.ops(churn), ["ok"]);
+    let written = raw.ops(json!([
+        { "op": "open", "dir": "data", "path": "big", "create": true, "as": "f" },
+        { "op": "stream", "fd": "f", "offset": 0, "as": "s" },
+        { "op": "stream_write", "stream": "s", "bytes": 12 * MIB },
+    ]));
+    assert!(written[2].starts_with("error quota"), "{written:?}");
+    assert!(raw.data_bytes() <= 8 * MIB + (4 << 10), "{} bytes in an 8 MiB tree", raw.data_bytes());
+}
+
+/// Round four, 13: a stream charges against the file's size now, not the one it had when the
+/// stream was made (the file truncated through another descriptor).
+#[test]
+fn a_stream_writes_against_the_files_end_now() {
+    let mut raw = RawBudget::start("max_mib = 8");
+    let done = raw.ops(json!([
+        { "op": "open", "dir": "data", "path": "f", "create": true, "as": "a" },
+        { "op": "stream", "fd": "a", "offset": 0, "as": "s" },
+        { "op": "stream_write", "stream": "s", "bytes": 6 * MIB },
+        // Made while the file is 6 MiB long; written after it was cut to nothing.
+        { "op": "stream", "fd": "a", "offset": 0, "as": "t" },
+        { "op": "open", "dir": "data", "path": "f", "as": "b" },
+        { "op": "set_size", "fd": "b", "size": 0 },
+        { "op": "stream_write", "stream": "t", "bytes": 6 * MIB },
+        { "op": "open", "dir": "data", "path": "g", "create": true, "as": "c" },
+        { "op": "stream", "fd": "c", "offset": 0, "as": "u" },
+        { "op": "stream_write", "stream": "u", "bytes": 6 * MIB },
+    ]));
+    assert!(done[9].starts_with("error quota"), "{done:?}");
+    assert!(raw.data_bytes() <= 8 * MIB + (4 << 10), "{} bytes in an 8 MiB tree", raw.data_bytes());
+}
+
+/// Round four, 14: a hard link brings a file of another grant's tree in with its bytes.
+#[test]
+fn a_hard_link_from_another_grant_brings_its_bytes() {
+    let mut raw = RawBudget::start("max_mib = 8");
+    for n in 0..3 {
+        std::fs::write(raw.dir.path().join(format!("free/x{n}")), vec![0u8; 7 << 20]).unwrap();
+    }
+    let linked = raw.ops(json!([{ "op": "repeat", "times": 3, "ops": [
+        { "op": "link", "from_dir": "free", "from": "x{i}", "to_dir": "data", "to": "x{i}" },
+        { "op": "unlink", "dir": "free", "path": "x{i}" },
+    ] }]));
+    assert!(linked[0].starts_with("error quota") && linked[0].ends_with("(round 1)"), "{linked:?}");
+    assert!(raw.data_bytes() <= 8 * MIB, "{} bytes in an 8 MiB tree", raw.data_bytes());
+}
+
+/// Round four, 15: a directory renamed in from another grant brings its whole subtree.
+#[test]
+fn a_directory_renamed_in_brings_its_subtree() {
+    let mut raw = RawBudget::start("max_mib = 8\nmax_files = 20");
+    let moved = raw.dir.path().join("free/dir");
+    std::fs::create_dir(&moved).unwrap();
+    for n in 0..43 {
+        std::fs::write(moved.join(format!("f{n}")), vec![0u8; if n < 3 { 5 << 20 } else { 1 }]).unwrap();
+    }
+    let renamed =
+        raw.ops(json!([{ "op": "rename", "from_dir": "free", "from": "dir", "to_dir": "data", "to": "dir" }]));
+    assert!(renamed[0].starts_with("error quota"), "{renamed:?}");
+    assert!(moved.exists() && !raw.dir.path().join("data/dir").exists(), "nothing moved");
+}
+
+/// Round four, 16: a file made through a dangling symbolic link is an entry.
+#[test]
+fn a_file_made_through_a_dangling_link_is_an_entry() {
+    let mut raw = RawBudget::start("max_files = 20");
+    let made = raw.ops(json!([{ "op": "repeat", "times": 60, "ops": [
+        { "op": "symlink", "dir": "data", "target": "t{i}", "path": "l{i}" },
+        { "op": "open", "dir": "data", "path": "l{i}", "create": true, "follow": true, "as": "f" },
+        { "op": "close", "fd": "f" },
+    ] }]));
+    assert!(made[0].starts_with("error quota"), "{made:?}");
+    let entries = std::fs::read_dir(raw.dir.path().join("data")).unwrap().count();
+    assert!(entries <= 20, "{entries} entries under max_files = 20");
+}
+
+/// Round four, 18: without `max_mib`, a write far past a file's end makes the file that long:
+/// the call's budget is charged the hole, as `set-size` is (one byte at 1 TiB made a 1 TiB file).
+#[test]
+fn a_write_past_the_end_is_charged_the_hole() {
+    let mut raw = RawBudget::start("");
+    let far = 1u64 << 40;
+    let written = raw.ops(json!([
+        { "op": "open", "dir": "data", "path": "sparse", "create": true, "as": "f" },
+        { "op": "write", "fd": "f", "offset": far, "bytes": 1 },
+        { "op": "stream", "fd": "f", "offset": far, "as": "s" },
+        { "op": "stream_write", "stream": "s", "bytes": 1 },
+    ]));
+    assert!(written[1].starts_with("error quota") && written[3].starts_with("error quota"), "{written:?}");
+    assert_eq!(std::fs::metadata(raw.dir.path().join("data/sparse")).unwrap().len(), 0);
+}

@@ -146,7 +146,7 @@ fn callees(catalog: &Catalog, plugin: &Plugin, shared: &str) -> Vec<String> {
     let mut called: Vec<usize> = catalog
         .tools()
         .iter()
-        .filter(|entry| plugin.policy.may_call.allows(&entry.name))
+        .filter(|entry| plugin.policy.may_call.allows(&entry.name, &catalog.plugins()[entry.plugin].prefix))
         .map(|entry| entry.plugin)
         .collect();
     called.sort_unstable();

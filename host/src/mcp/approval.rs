@@ -143,7 +143,8 @@ impl Session {
         round.approval = Some(Approval::Asked { id: approvals.new_id()? });
         let mut questions =
             InputRequiredResult::from_input_requests(InputRequests::from([(QUESTION_KEY.to_owned(), request)]));
-        questions.request_state = Some(self.state.state_keys.seal(round, &InputResponses::new(), None, &[])?);
+        questions.request_state =
+            Some(self.state.state_keys.seal(round, &InputResponses::new(), &Default::default(), None, &[])?);
         let _ = noted::<()>(context, Err("pending: returned to the client".to_owned()));
         Ok(Gate::Ask(questions))
     }

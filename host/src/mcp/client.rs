@@ -15,6 +15,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::request_state::{Asked, question_digest};
 use super::roots::ROOTS_QUESTION;
 use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, Question};
 
@@ -212,6 +213,9 @@ async fn ask_peer(peer: &Peer<RoleServer>, question: Question, lacking: Option<&
 pub(crate) struct ReplayClient {
     /// `None` when the method cannot return questions.
     answers: Option<InputResponses>,
+    /// The question each answer's key was asked (`request_state.rs`): an answer is given to
+    /// that question only.
+    asked: Asked,
     capabilities: Option<ClientCapabilities>,
     keys: Keys,
     questions: Mutex<InputRequests>,
@@ -223,14 +227,17 @@ pub(crate) struct ReplayClient {
 
 impl ReplayClient {
     /// A client for one run of a 2026-07-28 request; `answers` is `None` for methods that
-    /// cannot return questions; `saved` is the state the previous round kept.
+    /// cannot return questions, `asked` what their questions were; `saved` is the state the
+    /// previous round kept.
     pub(crate) fn new(
         answers: Option<InputResponses>,
+        asked: Asked,
         capabilities: Option<ClientCapabilities>,
         saved: Option<Vec<u8>>,
     ) -> ReplayClient {
         ReplayClient {
             answers,
+            asked,
             capabilities,
             keys: Keys::default(),
             questions: Mutex::default(),
@@ -267,19 +274,23 @@ impl ReplayClient {
             return Err(ClientError::Refused(format!("{wire} cannot be asked during this request")));
         };
         let key = self.keys.claim(&question)?;
+        let method = question.method;
+        let request = match client_question(method, question.params) {
+            Ok(request) => request,
+            Err(invalid) => return Ok(Some(Err(invalid))),
+        };
+        // An answer counts for the question its key was asked, not for another one asked under
+        // the same key since (it is asked anew).
+        let for_this = |_: &&Value| self.asked.get(&key).is_some_and(|asked| *asked == question_digest(&request));
         if let Some(answer) = answers
             .get(&key)
-            .filter(|answer| crate::switched_off!("rounds.answer-fits-question") || fits(question.method, answer))
+            .filter(|answer| crate::switched_off!("rounds.answer-fits-question") || fits(method, answer))
+            .filter(|answer| crate::switched_off!("rounds.answer-bound") || for_this(answer))
         {
             return Ok(Some(Ok(answer.clone())));
         }
-        match client_question(question.method, question.params) {
-            Ok(request) => {
-                unanswered.insert(key, request);
-                Ok(None)
-            }
-            Err(invalid) => Ok(Some(Err(invalid))),
-        }
+        unanswered.insert(key, request);
+        Ok(None)
     }
 }
 

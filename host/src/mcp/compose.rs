@@ -156,12 +156,21 @@ impl ToolCalls for InnerCalls {
             .into_iter()
             .filter(|tool| for_the_model(tool.meta.as_ref()) && !self.chain.iter().any(|on| **on == *tool.name))
             .map(|tool| CallableTool {
+                prefix: catalog
+                    .tool(&tool.name)
+                    .map(|entry| catalog.plugins()[entry.plugin].prefix.clone())
+                    .unwrap_or_default(),
                 name: tool.name.to_string(),
                 description: tool.description.map(|d| d.to_string()),
                 input_schema: Value::Object((*tool.input_schema).clone()),
                 output_schema: tool.output_schema.map(|schema| Value::Object((*schema).clone())),
             })
             .collect()
+    }
+
+    fn prefix_of(&self, name: &str) -> Option<String> {
+        let catalog = self.session.state.catalog();
+        catalog.tool(name).map(|entry| catalog.plugins()[entry.plugin].prefix.clone())
     }
 
     fn call(

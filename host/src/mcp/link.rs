@@ -85,7 +85,8 @@ impl Session {
             let mut questions =
                 InputRequiredResult::from_input_requests(InputRequests::from([(question_key(client), request)]));
             round.principal = Some(principal.key().to_owned());
-            questions.request_state = Some(self.state.state_keys.seal(round, &InputResponses::new(), None, &[])?);
+            questions.request_state =
+                Some(self.state.state_keys.seal(round, &InputResponses::new(), &Default::default(), None, &[])?);
             return Ok(Some(LinkFirst::Ask(questions)));
         }
         let url_elicitation = context

@@ -18,6 +18,7 @@
 //! state) seals to 164 characters.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -133,6 +134,21 @@ struct Payload<'a> {
     /// The inner calls (`host.call-tool`) this request's rounds completed, never run again.
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     calls: Cow<'a, [Recorded]>,
+    /// What each question key was asked ([`Asked`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    asked: Cow<'a, Asked>,
+}
+
+/// The question each key was asked, as a digest of what the client saw (its method and
+/// params): an answer counts only for the question it answered (round four, 19: a composer's
+/// harmless question under a key its callee later asks for a confirmation must not lend its
+/// "yes" to that confirmation).
+pub(crate) type Asked = BTreeMap<String, String>;
+
+/// The digest of a question as the client sees it (an entry of `inputRequests`).
+pub(crate) fn question_digest(request: &impl Serialize) -> String {
+    let text = serde_json::to_string(request).unwrap_or_default();
+    crate::hex::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// What a round's `requestState` and `inputResponses` give the call.
@@ -146,6 +162,8 @@ pub(crate) struct Carried {
     pub(crate) approval: Option<Approval>,
     /// The inner calls completed in earlier rounds.
     pub(crate) calls: Vec<Recorded>,
+    /// What the answers' questions were.
+    pub(crate) asked: Asked,
 }
 
 /// The keys that seal and open `requestState`.
@@ -207,12 +225,13 @@ impl StateKeys {
         Ok(StateKeys { keys, ttl, random })
     }
 
-    /// `answers`, the plugin's `saved` state and the inner `calls` completed so far, sealed for
-    /// `round`'s request.
+    /// `answers` (to the questions `asked`), the plugin's `saved` state and the inner `calls`
+    /// completed so far, sealed for `round`'s request.
     pub(crate) fn seal(
         &self,
         round: &Round,
         answers: &InputResponses,
+        asked: &Asked,
         saved: Option<&[u8]>,
         calls: &[Recorded],
     ) -> Result<String, McpError> {
@@ -225,6 +244,7 @@ impl StateKeys {
             saved: saved.map(|bytes| STANDARD.encode(bytes)),
             approval: round.approval.clone(),
             calls: Cow::Borrowed(calls),
+            asked: Cow::Borrowed(asked),
         };
         let mut sealed = serde_json::to_vec(&payload)
             .map_err(|e| McpError::internal_error(format!("cannot encode the request state: {e}"), None))?;
@@ -294,6 +314,7 @@ impl StateKeys {
             saved,
             approval: payload.approval,
             calls: payload.calls.into_owned(),
+            asked: payload.asked.into_owned(),
         })
     }
 
@@ -354,7 +375,8 @@ mod tests {
         let keys = keys();
         let request = round(&json!({ "a": 1 }));
         let answers: InputResponses = [("elicitation-0".to_owned(), json!({ "action": "accept" }))].into();
-        let state = keys.seal(&request, &answers, Some(b"step 1 done"), &[]).unwrap();
+        let asked: Asked = [("elicitation-0".to_owned(), "d1".to_owned())].into();
+        let state = keys.seal(&request, &answers, &asked, Some(b"step 1 done"), &[]).unwrap();
         let carried = keys.open(&state, &request.digest, None).unwrap();
         assert_eq!(
             carried,
@@ -362,7 +384,8 @@ mod tests {
                 answers: answers.clone(),
                 saved: Some(b"step 1 done".to_vec()),
                 approval: None,
-                calls: Vec::new()
+                calls: Vec::new(),
+                asked,
             }
         );
         let other = round(&json!({ "a": 2 }));
@@ -376,7 +399,7 @@ mod tests {
         let stranger = StateKeys::load(None, Duration::from_secs(600)).unwrap();
         assert!(stranger.open(&state, &request.digest, None).unwrap_err().message.contains("key"));
         let expired = StateKeys { ttl: Duration::ZERO, ..keys };
-        let state = expired.seal(&request, &answers, None, &[]).unwrap();
+        let state = expired.seal(&request, &answers, &Asked::new(), None, &[]).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         assert!(expired.open(&state, &request.digest, None).unwrap_err().message.contains("expired"));
     }
@@ -386,7 +409,7 @@ mod tests {
         let keys = keys();
         let mut request = round(&json!({}));
         request.principal = Some("[\"https://id\",\"ada\"]".into());
-        let state = keys.seal(&request, &InputResponses::new(), None, &[]).unwrap();
+        let state = keys.seal(&request, &InputResponses::new(), &Asked::new(), None, &[]).unwrap();
         assert!(keys.open(&state, &request.digest, request.principal.as_deref()).is_ok());
         let bob = Some("[\"https://id\",\"bob\"]");
         assert!(keys.open(&state, &request.digest, bob).unwrap_err().message.contains("another principal"));

@@ -17,7 +17,7 @@ use super::compose::{CalledTool, InnerCalls, Tree};
 use super::era::Era;
 use super::events::forward_events;
 use super::recorded::Recorded;
-use super::request_state::{Round, StateKeys};
+use super::request_state::{Asked, Round, StateKeys, question_digest};
 use super::roots::{self, FsView};
 use super::session::Session;
 use crate::runtime::CallScope;
@@ -31,23 +31,33 @@ pub(crate) struct OpenRound {
     round: Option<Round>,
     /// The answers so far, carried into the next round's `requestState`.
     answers: Option<InputResponses>,
+    /// What their questions were.
+    asked: Asked,
     /// The inner calls earlier rounds completed (`compose.rs`).
     pub(crate) calls: Vec<Recorded>,
 }
 
-/// `questions` with the `answers` so far and `saved` sealed into their `requestState` (none
-/// for a method that cannot return questions, which has no `round`).
+/// `questions` with the `answers` so far (to the questions `asked`) and `saved` sealed into
+/// their `requestState` (none for a method that cannot return questions, which has no
+/// `round`). Each question is sealed with its digest, so that its answer counts for it alone; a
+/// key asked anew drops the answer it had (it answered another question).
 fn seal(
     keys: &StateKeys,
     round: Option<&Round>,
-    answers: Option<&InputResponses>,
+    (answers, asked): (Option<&InputResponses>, &Asked),
     mut questions: InputRequiredResult,
     saved: Option<Vec<u8>>,
     calls: &[Recorded],
 ) -> Result<InputRequiredResult, McpError> {
     if let Some(round) = round {
-        let empty = InputResponses::new();
-        questions.request_state = Some(keys.seal(round, answers.unwrap_or(&empty), saved.as_deref(), calls)?);
+        let now = questions.input_requests.iter().flatten();
+        let now: Asked = now.map(|(key, request)| (key.clone(), question_digest(request))).collect();
+        let mut answers = answers.cloned().unwrap_or_default();
+        answers.retain(|key, _| !now.contains_key(key));
+        let mut asked: Asked =
+            asked.iter().filter(|(key, _)| answers.contains_key(*key)).map(|(k, d)| (k.clone(), d.clone())).collect();
+        asked.extend(now);
+        questions.request_state = Some(keys.seal(round, &answers, &asked, saved.as_deref(), calls)?);
     }
     Ok(questions)
 }
@@ -65,7 +75,7 @@ impl OpenRound {
             return Ok(None);
         }
         let questions = InputRequiredResult::from_input_requests(questions);
-        seal(keys, self.round.as_ref(), self.answers.as_ref(), questions, saved, calls).map(Some)
+        seal(keys, self.round.as_ref(), (self.answers.as_ref(), &self.asked), questions, saved, calls).map(Some)
     }
 }
 
@@ -155,12 +165,13 @@ impl Session {
             round.principal = self.principal(context).map(|p| p.key().to_owned());
         }
         let carried = round.as_mut().map(|round| keys.carried(round)).transpose()?;
-        let (answers, carried) = carried.map(|carried| (carried.answers, (carried.saved, carried.calls))).unzip();
-        let (saved, calls) = carried.unwrap_or_default();
-        match self.modern_parts(context, answers.as_ref(), saved.clone()) {
-            Ok((view, replay)) => Ok(Ok(OpenRound { view, replay, round, answers, calls })),
+        let (answers, carried) =
+            carried.map(|carried| (carried.answers, (carried.saved, carried.calls, carried.asked))).unzip();
+        let (saved, calls, asked) = carried.unwrap_or_default();
+        match self.modern_parts(context, answers.as_ref(), &asked, saved.clone()) {
+            Ok((view, replay)) => Ok(Ok(OpenRound { view, replay, round, answers, asked, calls })),
             // The host's own question comes first; the plugin's state stays for later.
-            Err(questions) => seal(keys, round.as_ref(), answers.as_ref(), questions, saved, &calls).map(Err),
+            Err(questions) => seal(keys, round.as_ref(), (answers.as_ref(), &asked), questions, saved, &calls).map(Err),
         }
     }
 
@@ -170,6 +181,7 @@ impl Session {
         &self,
         context: &RequestContext<RoleServer>,
         answers: Option<&InputResponses>,
+        asked: &Asked,
         saved: Option<Vec<u8>>,
     ) -> Result<(FsView, Arc<ReplayClient>), InputRequiredResult> {
         let capabilities = context.meta.client_capabilities();
@@ -179,6 +191,6 @@ impl Session {
             Some(answers) if asks_roots => roots::modern_view(&self.state.allowed, answers)?,
             _ => FsView::operator(&self.state.operator_grants),
         };
-        Ok((view, Arc::new(ReplayClient::new(answers.cloned(), capabilities, saved))))
+        Ok((view, Arc::new(ReplayClient::new(answers.cloned(), asked.clone(), capabilities, saved))))
     }
 }

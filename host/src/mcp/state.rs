@@ -36,7 +36,7 @@ pub(crate) fn composed_reach(catalog: &Catalog, shared_writable: bool) -> Vec<Re
             let mut called: Vec<usize> = catalog
                 .tools()
                 .iter()
-                .filter(|entry| plugin.policy.may_call.allows(&entry.name))
+                .filter(|entry| plugin.policy.may_call.allows(&entry.name, &plugins[entry.plugin].prefix))
                 .map(|entry| entry.plugin)
                 .collect();
             called.sort_unstable();

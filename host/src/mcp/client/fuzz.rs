@@ -1,15 +1,16 @@
 //! Fuzz target: the `inputResponses` of a 2026-07-28 request (multi round-trip), as the client
 //! sends them, replayed to a guest asking random questions. A request whose params do not
-//! parse is refused before any guest runs; otherwise every question gets exactly the answer
-//! filed under its key when that answer fits the question, or becomes a question for the
-//! client; nothing panics.
+//! parse is refused before any guest runs; otherwise every valid question gets exactly the
+//! answer filed under its key when that answer fits the question and its key was asked that
+//! question, or becomes a question for the client; nothing panics.
 
 use proptest::prelude::*;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities};
 use serde_json::{Value, json};
 
-use super::{ReplayClient, fits};
+use super::{ReplayClient, client_question, fits};
 use crate::fuzzing::json_value;
+use crate::mcp::request_state::{Asked, question_digest};
 use crate::runtime::sandbox::{ClientError, ClientMethod, ClientRequests, Question};
 
 fn key() -> impl Strategy<Value = String> {
@@ -38,6 +39,7 @@ proptest! {
             json_value(),
         ],
         questions in prop::collection::vec(question(), 0..5),
+        bound in prop::collection::vec(any::<bool>(), 5),
         capable in any::<bool>(),
     ) {
         let params = json!({ "name": "t", "arguments": {}, "inputResponses": responses });
@@ -51,18 +53,29 @@ proptest! {
         } else {
             ClientCapabilities::default()
         };
-        let client = ReplayClient::new(Some(answers.clone()), Some(capabilities), None);
+        let kind = |method| match method {
+            ClientMethod::Sample => "sampling",
+            ClientMethod::Elicit => "elicitation",
+            ClientMethod::ListRoots => "roots",
+        };
+        // Some keys were asked the question asked now, the others another one (or none).
+        let valid = |method, params: &Value| client_question(method, params.clone()).ok();
+        let asked: Asked = questions
+            .iter()
+            .enumerate()
+            .filter(|(number, _)| bound[*number])
+            .filter_map(|(number, (method, params))| {
+                valid(*method, params).map(|request| (format!("{}-{number}", kind(*method)), question_digest(&request)))
+            })
+            .collect();
+        let client = ReplayClient::new(Some(answers.clone()), asked.clone(), Some(capabilities), None);
         let mut unanswered = Vec::new();
         for (number, (method, params)) in questions.into_iter().enumerate() {
-            let kind = match method {
-                ClientMethod::Sample => "sampling",
-                ClientMethod::Elicit => "elicitation",
-                ClientMethod::ListRoots => "roots",
-            };
-            let key = format!("{kind}-{number}");
+            let key = format!("{}-{number}", kind(method));
+            let is_valid = valid(method, &params).is_some();
             let outcome = futures::executor::block_on(client.ask(vec![Question { key: None, method, params }]))
                 .map(|mut answers| answers.remove(0));
-            let fitting = answers.get(&key).filter(|answer| fits(method, answer));
+            let fitting = answers.get(&key).filter(|answer| is_valid && asked.contains_key(&key) && fits(method, answer));
             match (outcome, fitting) {
                 (Ok(Ok(answer)), Some(expected)) => prop_assert_eq!(&answer, expected),
                 (Ok(Err(_)), None) => {}

@@ -34,6 +34,9 @@ pub struct Contest {
     pub settled_by: Vec<(Arc<str>, String)>,
     /// The operator gave these URIs to this plugin too (and to a rival): a split word.
     pub owned_too: bool,
+    /// The name is in this plugin's namespace (its prefix and a dot): another plugin's claim
+    /// on it is withheld from that other plugin alone.
+    pub namespace_of: Option<Arc<str>>,
 }
 
 impl Contest {
@@ -50,6 +53,14 @@ impl fmt::Display for Contest {
             rivals.iter().map(|(p, i)| format!("`{i}` of plugin `{p}`")).collect::<Vec<_>>().join(", ")
         };
         let rivals = named(&self.rivals);
+        if let Some(owner) = &self.namespace_of {
+            return write!(
+                f,
+                "{kind} `{item}` of plugin `{plugin}` is in the namespace of plugin `{owner}` ({rivals}): not served \
+                 (a name's part before its first dot is its plugin's); give plugin `{plugin}` a prefix of its own \
+                 ([plugin.NAME] prefix)"
+            );
+        }
         if self.owned_too {
             return write!(
                 f,
@@ -150,6 +161,41 @@ fn contested_names<T>(kind: &'static str, plugins: &[Arc<Plugin>], entries: &mut
             rivals,
             settled_by: Vec::new(),
             owned_too: false,
+            namespace_of: None,
+        });
+        false
+    });
+    contests
+}
+
+/// The names a plugin serves inside another plugin's namespace (its non-empty prefix, `time.`
+/// by default): a plugin served without a prefix (or with a shorter one) naming a tool
+/// `time.exfil` would pass for the `time` plugin's, to clients and to `may_call =
+/// ["time.*"]`. Withheld from the squatter only; the namespace's own plugin keeps serving. A
+/// plugin whose own prefix the operator put inside another's (`time.x.` beside `time.`) is
+/// the operator's choice, not a squat.
+fn namespace_squats<T>(kind: &'static str, plugins: &[Arc<Plugin>], entries: &mut Vec<Entry<T>>) -> Vec<Contest> {
+    if crate::switched_off!("catalog.namespaces-owned") {
+        return Vec::new();
+    }
+    let mut contests = Vec::new();
+    entries.retain(|entry| {
+        let own = &plugins[entry.plugin];
+        let owner = plugins.iter().enumerate().find(|(index, other)| {
+            *index != entry.plugin
+                && !other.prefix.is_empty()
+                && !own.prefix.starts_with(&*other.prefix)
+                && entry.name.starts_with(&*other.prefix)
+        });
+        let Some((_, owner)) = owner else { return true };
+        contests.push(Contest {
+            plugin: own.name.clone(),
+            kind,
+            item: entry.name.clone(),
+            rivals: vec![(owner.name.clone(), format!("{}*", owner.prefix))],
+            settled_by: Vec::new(),
+            owned_too: false,
+            namespace_of: Some(owner.name.clone()),
         });
         false
     });
@@ -165,7 +211,10 @@ pub(super) fn settle(
     prompts: &mut Vec<Entry<prompts::Prompt>>,
     templates: &mut Vec<Entry<resources::ResourceTemplate>>,
 ) -> (Vec<Contest>, Vec<String>) {
-    let mut contests = contested_names("tool", plugins, tools);
+    let mut contests = namespace_squats("tool", plugins, tools);
+    contests.extend(namespace_squats("prompt", plugins, prompts));
+    contests.extend(namespace_squats("resource template name", plugins, templates));
+    contests.extend(contested_names("tool", plugins, tools));
     contests.extend(contested_names("prompt", plugins, prompts));
     contests.extend(contested_names("resource template name", plugins, templates));
     let withheld: Vec<String> = contests
@@ -211,6 +260,7 @@ pub(super) fn settle(
             rivals: rivals.iter().map(|r| named(r)).collect(),
             settled_by: owning_rivals.iter().map(|r| named(r)).collect(),
             owned_too: owned(entry),
+            namespace_of: None,
         });
     }
     *templates = kept;

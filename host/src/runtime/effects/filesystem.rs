@@ -75,11 +75,70 @@ impl Files<'_> {
         }
     }
 
-    /// Whether `path` under `fd` exists, and its size and link count if it does.
-    async fn look(&mut self, fd: &Resource<Descriptor>, path: &str) -> Option<types::DescriptorStat> {
+    /// Whether `path` under `fd` exists, and its type, size and link count if it does: the link
+    /// itself without `SYMLINK_FOLLOW`, what it points at with it (as the call will use it).
+    async fn look(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+        flags: types::PathFlags,
+    ) -> Option<types::DescriptorStat> {
         let mut split = inner!(self);
         let mut fs = split.filesystem();
-        HostDescriptor::stat_at(&mut fs, again(fd), types::PathFlags::empty(), path.to_owned()).await.ok()
+        HostDescriptor::stat_at(&mut fs, again(fd), flags, path.to_owned()).await.ok()
+    }
+
+    /// The bytes and entries of the directory `path` under `fd`, walked whole (a directory
+    /// moved into a budgeted tree brings all of it); an error when it cannot be.
+    fn subtree(
+        &self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+    ) -> impl std::future::Future<Output = Result<(u64, u64), String>> + Send + 'static {
+        // The directory is cloned before the walk: the future holds no borrow of the store's
+        // state (which is not Sync), so it stays Send.
+        let file = match self.table.get(fd) {
+            Ok(Descriptor::Dir(dir)) => dir.dir.try_clone().map_err(|e| e.to_string()),
+            _ => Err("not a directory".to_owned()),
+        };
+        let path = path.to_owned();
+        async move { measure_subtree(file?, path).await }
+    }
+}
+
+/// The walk of [`Files::subtree`], on a blocking thread.
+async fn measure_subtree(dir: std::fs::File, path: String) -> Result<(u64, u64), String> {
+    tokio::task::spawn_blocking(move || {
+        let dir = cap_std::fs::Dir::from_std_file(dir);
+        // Called for what a stat without following found a directory; a link swapped in
+        // since is followed inside the sandbox and its tree charged, too much, never too
+        // little.
+        let sub = dir.open_dir(&path).map_err(|e| e.to_string())?;
+        super::quota::measure_dir(&sub)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// What a stat says a change frees in a tree: a regular file's size; a symbolic link's size is
+/// its target's length, which no budget ever counted.
+fn file_bytes(stat: &types::DescriptorStat) -> u64 {
+    if stat.type_ == types::DescriptorType::RegularFile || crate::switched_off!("writes.regular-files-only") {
+        stat.size
+    } else {
+        0
+    }
+}
+
+impl Files<'_> {
+    /// How the door stats what an open will use: as the open resolves it (a link followed when
+    /// it follows), so that a creation through a dangling link is an entry made.
+    fn as_opened(path_flags: types::PathFlags) -> types::PathFlags {
+        if crate::switched_off!("writes.create-through-symlink-counted") {
+            types::PathFlags::empty()
+        } else {
+            path_flags
+        }
     }
 }
 
@@ -195,11 +254,13 @@ impl HostDescriptor for Files<'_> {
         let Some(opened) = self.door.opened(fd.rep()) else { return delegate!(self.write(fd, buf, offset)) };
         let len = buf.len() as u64;
         let growth = offset.saturating_add(len).saturating_sub(self.size_of(&fd));
-        self.door.charge(opened.grant, &opened.path, len, growth, 0).map_err(quota)?;
+        // A write past the end makes the file that long: the hole counts, as for `set-size`.
+        let written = if crate::switched_off!("writes.offset-charged") { len } else { len.max(growth) };
+        self.door.charge(opened.grant, &opened.path, written, growth, 0).map_err(quota)?;
         let result = delegate!(self.write(fd, buf, offset));
         match &result {
-            Ok(written) => self.door.record(|log| log.wrote(&opened.path, *written)),
-            Err(_) => self.door.refund(opened.grant, len, growth, 0),
+            Ok(done) => self.door.record(|log| log.wrote(&opened.path, *done)),
+            Err(_) => self.door.refund(opened.grant, written, growth, 0),
         }
         result
     }
@@ -271,12 +332,20 @@ impl HostDescriptor for Files<'_> {
         let Some((grant, full)) = self.door.path_under(new_descriptor.rep(), &new_path) else {
             return delegate!(self.link_at(fd, old_path_flags, old_path, new_descriptor, new_path));
         };
+        // A link to a file of another tree brings its bytes in (its original may go next);
+        // within one tree the file is counted once already.
+        let same_tree = self.door.path_under(fd.rep(), &old_path).is_some_and(|(from, _)| from == grant);
+        let bytes = if same_tree || crate::switched_off!("writes.link-charged") || !self.door.has_quota(grant) {
+            0
+        } else {
+            self.look(&fd, &old_path, old_path_flags).await.map_or(0, |stat| file_bytes(&stat))
+        };
         self.door.hold(grant).await;
-        self.door.charge(grant, &full, 0, 0, 1).map_err(quota)?;
+        self.door.charge(grant, &full, 0, bytes, 1).map_err(quota)?;
         let result = delegate!(self.link_at(fd, old_path_flags, old_path, new_descriptor, new_path));
         match &result {
             Ok(()) => self.door.record(|log| log.file(&full, |f| f.created = true)),
-            Err(_) => self.door.refund(grant, 0, 0, 1),
+            Err(_) => self.door.refund(grant, 0, bytes, 1),
         }
         result
     }
@@ -297,7 +366,7 @@ impl HostDescriptor for Files<'_> {
         let writes = flags.contains(types::DescriptorFlags::WRITE) || creates || truncates;
         // What stands there now: whether the open makes an entry, and what a truncation frees.
         let before = if (creates || truncates) && (self.door.has_quota(grant) || self.door.log.is_some()) {
-            self.look(&fd, &path).await
+            self.look(&fd, &path, Self::as_opened(path_flags)).await
         } else {
             None
         };
@@ -320,7 +389,7 @@ impl HostDescriptor for Files<'_> {
                 return Err(error);
             }
         };
-        let freed = if truncates { before.as_ref().map_or(0, |stat| stat.size) } else { 0 };
+        let freed = if truncates { before.as_ref().map_or(0, file_bytes) } else { 0 };
         if freed > 0
             && let Some(held) = self.door.held(grant)
         {
@@ -380,21 +449,37 @@ impl HostDescriptor for Files<'_> {
         // Into another grant's tree: what moves is charged there and freed here.
         let moved = match (&from, &to) {
             (Some((a, _)), Some((b, full))) if a != b && self.door.has_quota(*b) => {
-                let size = self.look(&fd, &old_path).await.map_or(0, |stat| stat.size);
+                let stat = self.look(&fd, &old_path, types::PathFlags::empty()).await;
+                // A directory brings its whole subtree (walked; one that cannot be walked is
+                // not moved), a file its bytes, a link none.
+                let (bytes, entries) = match stat {
+                    Some(stat)
+                        if stat.type_ == types::DescriptorType::Directory
+                            && !crate::switched_off!("writes.rename-subtree-charged") =>
+                    {
+                        let (bytes, entries) = self.subtree(&fd, &old_path).await.map_err(|why| {
+                            quota(OverBudget(format!("a directory that cannot be measured ({why}) is not moved in")))
+                        })?;
+                        (bytes, entries + 1)
+                    }
+                    Some(stat) if stat.type_ == types::DescriptorType::Directory => (stat.size, 1),
+                    Some(stat) => (file_bytes(&stat), 1),
+                    None => (0, 1),
+                };
                 self.door.hold(*b).await;
-                self.door.charge(*b, full, 0, size, 1).map_err(quota)?;
-                Some((*a, *b, size))
+                self.door.charge(*b, full, 0, bytes, entries).map_err(quota)?;
+                Some((*a, *b, bytes, entries))
             }
             _ => None,
         };
         let result = delegate!(self.rename_at(fd, old_path, new_fd, new_path));
         match (&result, moved) {
-            (Ok(()), Some((source, _, size))) => {
+            (Ok(()), Some((source, _, bytes, entries))) => {
                 if let Some(held) = self.door.held(source) {
-                    held.shrink(size, 1);
+                    held.shrink(bytes, entries);
                 }
             }
-            (Err(_), Some((_, target, size))) => self.door.refund(target, 0, size, 1),
+            (Err(_), Some((_, target, bytes, entries))) => self.door.refund(target, 0, bytes, entries),
             _ => {}
         }
         if let (Ok(()), Some((_, from)), Some((_, to))) = (&result, &from, to) {
@@ -420,14 +505,14 @@ impl HostDescriptor for Files<'_> {
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         let full = self.door.path_under(fd.rep(), &path);
         let before = match &full {
-            Some((grant, _)) if self.door.has_quota(*grant) => self.look(&fd, &path).await,
+            Some((grant, _)) if self.door.has_quota(*grant) => self.look(&fd, &path, types::PathFlags::empty()).await,
             _ => None,
         };
         let result = delegate!(self.unlink_file_at(fd, path));
         if let (Ok(()), Some((grant, full))) = (&result, full) {
             if let Some(held) = self.door.held(grant) {
-                // The last link frees the bytes; every link is an entry.
-                let freed = before.filter(|stat| stat.link_count <= 1).map_or(0, |stat| stat.size);
+                // The last link of a regular file frees its bytes; every link is an entry.
+                let freed = before.filter(|stat| stat.link_count <= 1).map_or(0, |stat| file_bytes(&stat));
                 held.shrink(freed, 1);
             }
             self.door.record(|log| log.file(&full, |f| f.removed = true));
@@ -453,17 +538,17 @@ impl HostDescriptor for Files<'_> {
         fd: Resource<Descriptor>,
         offset: types::Filesize,
     ) -> FsResult<Resource<DynOutputStream>> {
-        let end = self.size_of(&fd);
+        let (end, file) = (self.size_of(&fd), self.file_of(&fd));
         let opened = self.door.opened(fd.rep());
         let stream = HostDescriptor::write_via_stream(&mut inner!(self).filesystem(), fd, offset)?;
-        self.budgeted(stream, opened, offset, end, false)
+        self.budgeted(stream, opened, offset, (end, file), false)
     }
 
     fn append_via_stream(&mut self, fd: Resource<Descriptor>) -> FsResult<Resource<DynOutputStream>> {
-        let end = self.size_of(&fd);
+        let (end, file) = (self.size_of(&fd), self.file_of(&fd));
         let opened = self.door.opened(fd.rep());
         let stream = HostDescriptor::append_via_stream(&mut inner!(self).filesystem(), fd)?;
-        self.budgeted(stream, opened, end, end, true)
+        self.budgeted(stream, opened, end, (end, file), true)
     }
 
     async fn is_same_object(&mut self, a: Resource<Descriptor>, b: Resource<Descriptor>) -> wasmtime::Result<bool> {
@@ -485,13 +570,22 @@ impl HostDescriptor for Files<'_> {
 }
 
 impl Files<'_> {
+    /// The file `fd` opens (its size is asked again at each stream write: another descriptor
+    /// may have changed it since the stream was made).
+    fn file_of(&self, fd: &Resource<Descriptor>) -> Option<Arc<std::fs::File>> {
+        match self.table.get(fd) {
+            Ok(Descriptor::File(file)) => Some(file.file.clone()),
+            _ => None,
+        }
+    }
+
     /// `stream`, a file's output stream, under the call's write budgets.
     fn budgeted(
         &mut self,
         stream: Resource<DynOutputStream>,
         opened: Option<super::file_door::Opened>,
         position: u64,
-        end: u64,
+        (end, file): (u64, Option<Arc<std::fs::File>>),
         append: bool,
     ) -> FsResult<Resource<DynOutputStream>> {
         let (path, grant) = match opened {
@@ -504,6 +598,8 @@ impl Files<'_> {
             path,
             position,
             end,
+            file,
+            unlanded: 0,
             append,
             tree: self.door.held(grant),
             refusals: self.door.refusals(grant),

@@ -30,9 +30,14 @@ use crate::runtime::grants::quota::{DirQuota, Quota};
 #[error("{0}")]
 pub struct OverBudget(pub String);
 
-/// Directories deeper than this are not walked into (a tree is the operator's directory; this
-/// only bounds a hostile plugin's nesting).
-const MAX_DEPTH: usize = 256;
+/// The most entries a walk counts: past it the tree is taken as full (growth refused, its
+/// removals still counted) until a walk finds fewer (a tree is the operator's directory; this
+/// only bounds a hostile plugin's work for the host).
+const MAX_WALKED: u64 = 1_000_000;
+
+/// Round three's walk stopped at this depth (what `writes.measure-complete` switched off
+/// brings back, to prove the test that builds deeper trees guards it).
+const ROUND_THREE_DEPTH: usize = 256;
 
 /// A tree's measure stands this long: the first call that changes it after that, while no
 /// other call of this process holds it, walks it again (10,100 entries: ~21 ms of that call).
@@ -86,7 +91,15 @@ impl Held {
         };
         if stale {
             let path = quota.tree.clone();
-            let measured = tokio::task::spawn_blocking(move || measure(&path)).await.unwrap_or_default();
+            let measured = tokio::task::spawn_blocking(move || measure(&path))
+                .await
+                .unwrap_or_else(|e| Err(format!("the walk failed: {e}")));
+            // A tree that cannot be walked whole is taken as full: growth is refused (never
+            // under-counted), what is freed still counts, and a later walk may find it whole.
+            let measured = measured.unwrap_or_else(|why| {
+                tracing::warn!(tree = %quota.tree.display(), "cannot measure a budgeted directory ({why}): nothing more may be written into it until it can be");
+                (u64::MAX, u64::MAX)
+            });
             let mut state = tree.state();
             // Another call may have taken it while this one measured: its count stands.
             if state.writers == 0 {
@@ -152,20 +165,62 @@ impl Tree {
 }
 
 /// The bytes (apparent sizes, a file with several links once) and entries under `root`,
-/// symlinks counted but never followed; what cannot be read is left out.
-fn measure(root: &Path) -> (u64, u64) {
+/// symlinks counted but never followed; an error when it cannot be walked whole.
+fn measure(root: &Path) -> Result<(u64, u64), String> {
+    let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|e| e.to_string())?;
+    measure_dir(&dir)
+}
+
+/// [`measure`] of an open directory: depth first, one open listing per level (no depth limit:
+/// round three stopped at 256 levels, and 6 MiB at depth 262 was never counted again), at most
+/// [`MAX_WALKED`] entries; anything it cannot read or open fails the whole walk.
+pub(crate) fn measure_dir(dir: &Dir) -> Result<(u64, u64), String> {
     use cap_std::fs::MetadataExt;
-    let Ok(dir) = Dir::open_ambient_dir(root, ambient_authority()) else { return (0, 0) };
+    if crate::switched_off!("writes.measure-complete") {
+        return Ok(round_three_measure(dir));
+    }
     let (mut bytes, mut entries) = (0u64, 0u64);
     let mut linked = std::collections::HashSet::new();
-    let mut pending = vec![(dir, 0usize)];
+    let mut levels = vec![dir.entries().map_err(|e| e.to_string())?];
+    while let Some(listing) = levels.last_mut() {
+        let Some(entry) = listing.next() else {
+            levels.pop();
+            continue;
+        };
+        let entry = entry.map_err(|e| e.to_string())?;
+        entries += 1;
+        if entries > MAX_WALKED {
+            return Err(format!("more than {MAX_WALKED} entries"));
+        }
+        let kind = entry.file_type().map_err(|e| e.to_string())?;
+        if kind.is_dir() {
+            let sub = entry.open_dir().map_err(|e| format!("{}: {e}", entry.file_name().to_string_lossy()))?;
+            levels.push(sub.entries().map_err(|e| e.to_string())?);
+        } else if kind.is_file() {
+            let meta = entry.metadata().map_err(|e| e.to_string())?;
+            if meta.nlink() <= 1 || linked.insert((meta.dev(), meta.ino())) {
+                bytes = bytes.saturating_add(meta.len());
+            }
+        }
+    }
+    Ok((bytes, entries))
+}
+
+/// Round three's walk (depth-limited, what it cannot read left out), kept only for the fail
+/// point that proves the test of a deep tree guards the walk above.
+fn round_three_measure(dir: &Dir) -> (u64, u64) {
+    use cap_std::fs::MetadataExt;
+    let (mut bytes, mut entries) = (0u64, 0u64);
+    let mut linked = std::collections::HashSet::new();
+    let Ok(first) = dir.try_clone() else { return (0, 0) };
+    let mut pending = vec![(first, 0usize)];
     while let Some((dir, depth)) = pending.pop() {
         let Ok(listing) = dir.entries() else { continue };
         for entry in listing.flatten() {
             entries += 1;
             let Ok(kind) = entry.file_type() else { continue };
             if kind.is_dir() {
-                if depth < MAX_DEPTH
+                if depth < ROUND_THREE_DEPTH
                     && let Ok(sub) = entry.open_dir()
                 {
                     pending.push((sub, depth + 1));
@@ -234,6 +289,21 @@ mod tests {
         assert!(writes.charge(4).is_ok());
     }
 
+    /// Round four: the walk stopped at 256 levels, so a file deeper down was never counted
+    /// again; and a tree it cannot walk whole is full, never counted short.
+    #[test]
+    fn a_deep_tree_is_measured_whole_and_one_that_cannot_be_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut deep = dir.path().to_owned();
+        for _ in 0..262 {
+            deep.push("d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("bottom"), vec![0u8; 6000]).unwrap();
+        assert_eq!(measure(dir.path()).unwrap(), (6000, 263));
+        assert!(measure(&dir.path().join("missing")).is_err());
+    }
+
     #[tokio::test]
     async fn a_tree_is_measured_once_while_held_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
@@ -242,7 +312,7 @@ mod tests {
         std::fs::write(dir.path().join("sub/b"), vec![0u8; 24]).unwrap();
         std::fs::hard_link(dir.path().join("sub/b"), dir.path().join("c")).unwrap();
         std::os::unix::fs::symlink("/", dir.path().join("up")).unwrap();
-        assert_eq!(measure(dir.path()), (1024, 5), "a, sub, sub/b, c (a link to b, counted once), up");
+        assert_eq!(measure(dir.path()).unwrap(), (1024, 5), "a, sub, sub/b, c (a link to b, counted once), up");
         let limits = DirQuota { max_bytes: Some(2048), max_files: Some(6) };
         let quota = Quota::over(dir.path(), limits).unwrap();
         let held = Held::take(&quota).await;

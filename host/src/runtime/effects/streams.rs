@@ -57,14 +57,28 @@ impl InputStream for CountedReader {
     }
 }
 
+/// What one stream write was charged: where it lands, the call's bytes, the tree's growth.
+#[derive(Clone, Copy)]
+struct Charged {
+    at: u64,
+    written: u64,
+    growth: u64,
+}
+
 /// A file's output stream under the call's write budgets.
 pub(crate) struct BudgetedWriter {
     pub(crate) inner: DynOutputStream,
     pub(crate) path: Arc<str>,
     /// Where the next byte lands.
     pub(crate) position: u64,
-    /// The file's end as this stream knows it: bytes past it grow the tree.
+    /// The file's end when the stream was made, and as this stream's writes moved it (what
+    /// round three charged against: stale once another descriptor truncated the file).
     pub(crate) end: u64,
+    /// The file, whose size is asked at each write: bytes past its end grow the tree.
+    pub(crate) file: Option<Arc<std::fs::File>>,
+    /// The end of this stream's writes that may not have landed yet (a `write` hands its
+    /// bytes to a task; `ready` and the blocking writes wait for them).
+    pub(crate) unlanded: u64,
     /// Every write lands at the end (`append-via-stream`).
     pub(crate) append: bool,
     pub(crate) tree: Option<Arc<Held>>,
@@ -74,11 +88,14 @@ pub(crate) struct BudgetedWriter {
 impl BudgetedWriter {
     /// Charges a write of `len` bytes, or the stream error that carries the refusal (the
     /// guest reads it as WASI's `quota` error through `filesystem-error-code`).
-    fn charge(&mut self, len: u64) -> StreamResult<u64> {
-        let at = if self.append { self.end } else { self.position };
-        let growth = at.saturating_add(len).saturating_sub(self.end);
-        match charge(&self.refusals.writes, self.tree.as_deref(), len, growth, 0) {
-            Ok(()) => Ok(growth),
+    fn charge(&mut self, len: u64) -> StreamResult<Charged> {
+        let end = self.known_end();
+        let at = if self.append { end } else { self.position };
+        let growth = at.saturating_add(len).saturating_sub(end);
+        // A write past the end makes the file that long: the hole counts, as for `set-size`.
+        let written = if crate::switched_off!("writes.offset-charged") { len } else { len.max(growth) };
+        match charge(&self.refusals.writes, self.tree.as_deref(), written, growth, 0) {
+            Ok(()) => Ok(Charged { at, written, growth }),
             Err(refusal) => {
                 self.refusals.tell(&self.path, &refusal);
                 Err(StreamError::LastOperationFailed(wasmtime::Error::new(refusal)))
@@ -86,19 +103,32 @@ impl BudgetedWriter {
         }
     }
 
-    /// A charged write of `len` bytes happened (`Ok`) or did not (the charge given back).
-    fn settle<T>(&mut self, len: u64, growth: u64, result: StreamResult<T>) -> StreamResult<T> {
+    /// The file's end now: its size on disk, or past it, where this stream's writes not yet
+    /// landed end.
+    fn known_end(&self) -> u64 {
+        match &self.file {
+            Some(file) if !crate::switched_off!("writes.stream-end-current") => {
+                file.metadata().map(|m| m.len()).unwrap_or(self.end).max(self.unlanded)
+            }
+            _ => self.end,
+        }
+    }
+
+    /// A charged write of `len` bytes (`written` and `growth` charged) happened (`Ok`) or did
+    /// not (the charge given back); `landed`: the write has reached the file.
+    fn settle<T>(&mut self, len: u64, charged: Charged, landed: bool, result: StreamResult<T>) -> StreamResult<T> {
+        let Charged { at, written, growth } = charged;
         match &result {
             Ok(_) => {
-                let at = if self.append { self.end } else { self.position };
                 self.position = at.saturating_add(len);
                 self.end = self.end.max(self.position);
+                self.unlanded = if landed { 0 } else { self.unlanded.max(self.position) };
                 if let Some(log) = &self.refusals.log {
                     log.wrote(&self.path, len);
                 }
             }
             Err(_) => {
-                self.refusals.writes.refund(len);
+                self.refusals.writes.refund(written);
                 if let Some(tree) = &self.tree {
                     tree.shrink(growth, 0);
                 }
@@ -112,6 +142,8 @@ impl BudgetedWriter {
 impl Pollable for BudgetedWriter {
     async fn ready(&mut self) {
         self.inner.ready().await;
+        // What was written has landed: the file's size says it from now on.
+        self.unlanded = 0;
     }
 }
 
@@ -119,23 +151,23 @@ impl Pollable for BudgetedWriter {
 impl OutputStream for BudgetedWriter {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
         let len = bytes.len() as u64;
-        let growth = self.charge(len)?;
+        let charged = self.charge(len)?;
         let result = self.inner.write(bytes);
-        self.settle(len, growth, result)
+        self.settle(len, charged, false, result)
     }
 
     async fn blocking_write_and_flush(&mut self, bytes: Bytes) -> StreamResult<()> {
         let len = bytes.len() as u64;
-        let growth = self.charge(len)?;
+        let charged = self.charge(len)?;
         let result = self.inner.blocking_write_and_flush(bytes).await;
-        self.settle(len, growth, result)
+        self.settle(len, charged, true, result)
     }
 
     fn write_zeroes(&mut self, nelem: usize) -> StreamResult<()> {
         let len = nelem as u64;
-        let growth = self.charge(len)?;
+        let charged = self.charge(len)?;
         let result = self.inner.write_zeroes(nelem);
-        self.settle(len, growth, result)
+        self.settle(len, charged, false, result)
     }
 
     fn flush(&mut self) -> StreamResult<()> {

@@ -14,12 +14,24 @@ use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, MAX_TOOL_
 /// The longest key a guest may give a question.
 const MAX_KEY_CHARS: usize = 64;
 
-/// Why `key` cannot name a question, if it cannot.
+/// Why `key` cannot name a question, if it cannot. `call<digits>.` is the space of the
+/// questions of the tools a plugin calls (`mcp/client.rs`, `InnerClient`): a plugin asking
+/// under it could have the answer to its callee's question (a PIN, a confirmation) given to
+/// its own harmless one, or the other way round.
 fn key_problem(key: &str) -> Option<String> {
     let valid = !key.is_empty()
         && key.len() <= MAX_KEY_CHARS
         && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    (!valid).then(|| format!("the question key {key:?} is not 1 to {MAX_KEY_CHARS} characters of [A-Za-z0-9_.-]"))
+    if !valid {
+        return Some(format!("the question key {key:?} is not 1 to {MAX_KEY_CHARS} characters of [A-Za-z0-9_.-]"));
+    }
+    let inner = key
+        .strip_prefix("call")
+        .and_then(|rest| rest.split_once('.'))
+        .is_some_and(|(digits, _)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    (inner && !crate::switched_off!("rounds.inner-keys-reserved")).then(|| {
+        format!("the question key {key:?} is reserved for the questions of the tools a plugin calls (`call<N>.`)")
+    })
 }
 
 fn client_method(method: host::ClientMethod) -> ClientMethod {
@@ -268,7 +280,7 @@ impl host::Host for HostState {
         let listed: Vec<host::CallableTool> = tools
             .callable()
             .into_iter()
-            .filter(|tool| self.may_call.allows(&tool.name))
+            .filter(|tool| self.may_call.allows(&tool.name, &tool.prefix))
             .map(|tool| host::CallableTool {
                 name: tool.name,
                 description: tool.description,
@@ -284,7 +296,13 @@ impl host::Host for HostState {
     }
 
     async fn call_tool(&mut self, name: String, arguments: String) -> wasmtime::Result<Result<String, String>> {
-        if !self.may_call.allows(&name) {
+        // (A name no plugin serves is judged by its own first part: it is refused further on.)
+        let prefix = match &self.scope.tools {
+            Some(tools) => tools.prefix_of(&name),
+            None => None,
+        };
+        let prefix = prefix.unwrap_or_else(|| name.split_once('.').map(|(p, _)| format!("{p}.")).unwrap_or_default());
+        if !self.may_call.allows(&name, &prefix) {
             return Ok(Err(format!(
                 "plugin `{}` may not call `{name}`: the operator lists the tools it may call in [plugin.{}] may_call",
                 self.plugin, self.plugin

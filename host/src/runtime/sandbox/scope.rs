@@ -76,6 +76,9 @@ pub trait ClientRequests: Send + Sync {
 pub struct CallableTool {
     /// Its served name.
     pub name: String,
+    /// The prefix of the plugin that serves it (`""`: none): what a `may_call` pattern's part
+    /// before its first dot must be.
+    pub prefix: String,
     /// What it does.
     pub description: Option<String>,
     /// The JSON Schema of its arguments.
@@ -110,6 +113,9 @@ pub enum InnerCallError {
 pub trait ToolCalls: Send + Sync {
     /// The tools the principal may use and a model may call (app-only tools never), by name.
     fn callable(&self) -> Vec<CallableTool>;
+
+    /// The prefix of the plugin that serves `name`, if a plugin does.
+    fn prefix_of(&self, name: &str) -> Option<String>;
 
     /// Calls the tool `name`: its `CallToolResult` as JSON, or why not.
     fn call(
