@@ -199,7 +199,9 @@ async fn a_replica_killed_under_load_loses_nothing() {
 
 #[tokio::test]
 async fn sigterm_fails_readiness_first_and_lets_calls_in_flight_finish() {
-    let (server, url) = Server::start_http(&[fixture("chaos").as_os_str(), "--drain-delay".as_ref(), "1".as_ref()]);
+    // A drain delay with room for a busy machine: the request made after the signal must still
+    // come within it.
+    let (server, url) = Server::start_http(&[fixture("chaos").as_os_str(), "--drain-delay".as_ref(), "3".as_ref()]);
     let readyz = url.replace("/mcp", "/readyz");
     assert_eq!(http_client().get(&readyz).send().await.unwrap().status(), 200);
     let sleep = |ms: u64| {
@@ -218,8 +220,14 @@ async fn sigterm_fails_readiness_first_and_lets_calls_in_flight_finish() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let terminated = Instant::now();
     assert!(std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap().success());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let response = http_client().get(&readyz).send().await.unwrap();
+    // Readiness fails as the signal is handled: waited for, not assumed after a fixed delay.
+    let response = loop {
+        let response = http_client().get(&readyz).send().await.unwrap();
+        if response.status() == 503 || terminated.elapsed() > WAIT {
+            break response;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(response.status(), 503);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["reasons"][0], "shutting down", "{body}");
@@ -230,7 +238,7 @@ async fn sigterm_fails_readiness_first_and_lets_calls_in_flight_finish() {
     let (finished, _) = slow.await.unwrap().unwrap();
     assert_eq!(text(&finished["result"]), "slept", "{finished}");
     let mut server = server;
-    assert!(server.wait_exit(Duration::from_secs(5)).is_some(), "the server did not stop after draining");
+    assert!(server.wait_exit(Duration::from_secs(30)).is_some(), "the server did not stop after draining");
     assert!(terminated.elapsed() >= Duration::from_secs(2), "it waited for the call in flight");
 }
 

@@ -390,11 +390,11 @@ async fn a_graceful_shutdown_finishes_in_flight_calls() {
     let session = open_session(&url).await;
     let sleep = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "chaos.sleep", "arguments": { "ms": 1500 } } });
-    let in_flight = tokio::spawn({
-        let url = url.clone();
-        async move { messages(post(&url, &sleep, &session_headers(&session)).await).await }
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The response's head comes when mcpbox has taken the call (its event stream opens): the
+    // call is in flight when the signal comes, however slow the machine (a fixed 300 ms was
+    // not always enough under load).
+    let response = post(&url, &sleep, &session_headers(&session)).await;
+    let in_flight = tokio::spawn(messages(response));
     let status = std::process::Command::new("kill").args(["-TERM", &server.pid().to_string()]).status().unwrap();
     assert!(status.success());
     let answer = in_flight.await.unwrap();

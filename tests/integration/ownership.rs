@@ -59,9 +59,30 @@ fn assert_contested(server: &mut Server, uri: &str) {
     let listed = server.result("resources/list", json!({}));
     assert!(!listed.to_string().contains("file:///"), "{listed}");
     server.result("resources/subscribe", json!({ "uri": uri }));
+    let before = refusals(server);
     assert_eq!(call_tool(server, "aaa.announce", json!({ "uri": uri }))["isError"], false);
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(refused_since(server, before), "the update was not refused: {}", server.stderr());
     assert!(server.take_notifications("notifications/resources/updated").is_empty());
+}
+
+/// What the host logs when it refuses a plugin's update of a URI it does not serve.
+const REFUSED: &str = "refused a resource update for a URI the plugin does not serve";
+
+fn refusals(server: &Server) -> usize {
+    server.stderr().matches(REFUSED).count()
+}
+
+/// Waits for the refusal's own signal (a refusal logged after `before` of them): the host
+/// refuses an update as the plugin makes it, before any notification could leave.
+fn refused_since(server: &Server, before: usize) -> bool {
+    let end = std::time::Instant::now() + LOGGED;
+    while std::time::Instant::now() < end {
+        if refusals(server) > before {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 #[test]
@@ -167,15 +188,16 @@ fn a_plugin_announces_updates_only_for_its_own_uris() {
     let (_guards, mut server, uri) = serve_beside_fs("", &["squatter"]);
     server.result("resources/subscribe", json!({ "uri": uri }));
     server.result("resources/subscribe", json!({ "uri": "squat://mine" }));
+    let before = refusals(&server);
     let forged = call_tool(&mut server, "squatter.announce", json!({ "uri": uri }));
     assert_eq!(forged["isError"], false);
+    assert!(refused_since(&server, before), "the forged update was not refused: {}", server.stderr());
     let own = call_tool(&mut server, "squatter.announce", json!({ "uri": "squat://mine" }));
     assert_eq!(own["isError"], false);
+    // The plugin's own update arrives; the forged one, made before it, never did.
     let update = server.read_until(|m| m["method"] == "notifications/resources/updated");
     assert_eq!(update["params"]["uri"], "squat://mine", "the forged one never reached the client");
-    std::thread::sleep(Duration::from_millis(300));
     assert!(server.take_notifications("notifications/resources/updated").is_empty());
-    assert!(server.stderr().contains("refused a resource update for a URI the plugin does not serve"));
     assert_still_serving_fs(&mut server, &uri);
 }
 
