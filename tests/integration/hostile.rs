@@ -224,11 +224,14 @@ fn absolute_paths_and_proc_are_out_of_reach() {
 #[test]
 fn a_thousand_concurrent_calls_to_a_slow_plugin() {
     let mut server = chaos(&[]);
+    // Each sleeps long enough to outlast the slowest machine's start of a thousand instances
+    // and one more call (3 s did not, beside two busy cores): the bystander must come first
+    // because the sleepers take nothing from it, not because the machine was quick.
     let ids: Vec<i64> = (0..1000)
         .map(|_| {
             let id = server.fresh_id();
             server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": { "name": "chaos.sleep", "arguments": { "ms": 3000 } } }));
+                "params": { "name": "chaos.sleep", "arguments": { "ms": 20000 } } }));
             id
         })
         .collect();
