@@ -93,7 +93,10 @@ fn a_changed_description_is_withheld_until_the_operator_accepts_it() {
     assert_eq!(names(&tools(&mut server)), ["echo.echo"]);
     assert!(server.take_notifications("notifications/tools/list_changed").is_empty());
 
-    // A plugin never pinned: `--locked` refuses it, by name.
+    // A plugin never pinned: `--locked` refuses it, by name. The server goes first: watching
+    // the folder, it would load the new plugin and pin it on first sight, before or after the
+    // check, as the machine's load decides (it did once beside two busy cores).
+    drop(server);
     install(&fixture("hello"), &plugins.path().join("hello.wasm"));
     let locked = mcpbox("check").args(config.args()).arg("--locked").output().unwrap();
     let out = String::from_utf8_lossy(&locked.stdout);
