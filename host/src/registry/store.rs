@@ -88,11 +88,19 @@ impl Store {
                 }
             }
         }
-        let _ = std::fs::remove_file(&path);
-        if std::fs::hard_link(self.blob_path(component), &path).is_err() {
-            std::fs::copy(self.blob_path(component), &path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+        // Made beside it, then renamed over it: another process (a serving mcpbox following the
+        // lock, an `mcpbox update`) may be reading this very file, and must find the old link or
+        // the new one, never none.
+        let staged = dir.join(format!(".{name}.wasm.{}", staging_suffix()));
+        if std::fs::hard_link(self.blob_path(component), &staged).is_err() {
+            std::fs::copy(self.blob_path(component), &staged)
+                .with_context(|| format!("cannot write {}", staged.display()))?;
         }
+        let renamed = std::fs::rename(&staged, &path);
+        // Renaming a link over another link of the same file does nothing (POSIX), so the
+        // staged name may still be there, as it is when the rename failed.
+        let _ = std::fs::remove_file(&staged);
+        renamed.map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
         Ok(path)
     }
 
@@ -113,6 +121,15 @@ impl Store {
         let path = self.root.join("signatures").join(format!("{}.json", hex(manifest)));
         write_atomically(&path, &serde_json::to_vec_pretty(signatures)?)
     }
+}
+
+/// A name no other writer of the store uses now: this process's id, a count of its own, and
+/// the time (processes in other PID namespaces may share the cache directory).
+fn staging_suffix() -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}.{count}.{nanos}", std::process::id())
 }
 
 /// A requested policy published as JSON, as the TOML a `.policy.toml` file holds.
@@ -157,5 +174,34 @@ mod tests {
         let error = store.read(&digest).unwrap_err().to_string();
         assert!(error.contains("changed on disk"), "{error}");
         assert!(!store.has(&digest));
+    }
+
+    #[test]
+    fn a_plugin_file_made_again_is_never_missing_to_a_reader() {
+        // A serving mcpbox follows the lock while `mcpbox update` reads the same new version:
+        // the file is replaced, never removed first (CI saw "cannot read .../echo.wasm").
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let component = sha256_digest(b"component");
+        store.write(&component, b"component").unwrap();
+        let manifest = sha256_digest(b"manifest");
+        let path = store.plugin_file(&manifest, &component, "echo", None).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                for _ in 0..500 {
+                    store.plugin_file(&manifest, &component, "echo", None).unwrap();
+                }
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            let mut reads = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(std::fs::read(&path).unwrap(), b"component", "after {reads} reads");
+                reads += 1;
+            }
+            writer.join().unwrap();
+        });
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("echo.wasm")], "nothing staged is left behind");
     }
 }
