@@ -28,7 +28,7 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 # The tools the tests drive download while the code compiles (the network beside the CPU).
 mkdir -p target
 # The tests' temporary directories go to a directory of the run's own (TMPDIR, from the host
-# tests on), which check-untouched.sh finds empty at the end and which goes with the run: the
+# tests on), which goes with the run (check-untouched.sh lists what a test left in it): the
 # system's /tmp is shared with whatever else the machine runs.
 test_tmp=$(mktemp -d /tmp/mcpbox-run.XXXXXX)
 # What the run changes outside its own places is checked at the end (check-untouched.sh).

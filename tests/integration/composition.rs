@@ -127,8 +127,8 @@ fn cancelling_the_outer_call_stops_the_inner_one() {
     let mut server = legacy(&config);
     let id = server.fresh_id();
     server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "composer.call",
-        "arguments": { "tool": "chaos.spin", "arguments": { "ms": 120000 } } } }));
-    std::thread::sleep(Duration::from_millis(500));
+        "arguments": { "tool": "chaos.spin", "arguments": { "ms": 120000, "announce": true } } } }));
+    assert!(server.wait_for_log("spin started", WAIT), "{}", server.stderr());
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } }));
     assert!(
         server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)),

@@ -331,7 +331,7 @@ async fn answer(response: reqwest::Response) -> (u16, String, Vec<Value>) {
 async fn a_modern_client_that_disconnects_cancels_its_guest_and_slow_plugins_delay_nobody() {
     let (server, url) = Server::start_http(&[fixture("chaos"), fixture("conformance")]);
     let spin = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": { "name": "chaos.spin", "arguments": { "ms": 120000 }, "_meta": modern_meta() } });
+        "params": { "name": "chaos.spin", "arguments": { "ms": 120000, "announce": true }, "_meta": modern_meta() } });
     // A raw socket, so that "disconnect" means exactly closing the connection.
     let address = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
     let mut socket = std::net::TcpStream::connect(&address).unwrap();
@@ -343,7 +343,7 @@ async fn a_modern_client_that_disconnects_cancels_its_guest_and_slow_plugins_del
         body.len()
     );
     std::io::Write::write_all(&mut socket, request.as_bytes()).unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(server.wait_for_log("spin started", WAIT), "{}", server.stderr());
     // While it spins, another plugin answers at once.
     let started = Instant::now();
     let session = open_session(&url).await;

@@ -170,9 +170,9 @@ async fn an_old_client_is_served_and_every_bad_post_gets_its_refusal() {
     let spun = format!("{base}{path}");
     assert_eq!(post(&spun, initialize().to_string()).await.status(), 202);
     let spin = json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call",
-        "params": { "name": "chaos.spin", "arguments": { "ms": 100_000 } } });
+        "params": { "name": "chaos.spin", "arguments": { "ms": 100_000, "announce": true } } });
     assert_eq!(post(&spun, spin.to_string()).await.status(), 202);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(server.wait_for_log("spin started", WAIT), "{}", server.stderr());
     assert!(!server.stderr().contains("was cancelled"), "nothing cancelled it yet");
     drop((reader, socket));
     assert!(

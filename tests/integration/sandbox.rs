@@ -209,8 +209,8 @@ fn cancellation_interrupts_the_running_guest() {
     // A guest that computes (only an epoch interrupt stops it)...
     let spinning = server.fresh_id();
     server.send(&json!({ "jsonrpc": "2.0", "id": spinning, "method": "tools/call",
-        "params": { "name": "chaos.spin", "arguments": { "ms": 120000 } } }));
-    std::thread::sleep(Duration::from_millis(300));
+        "params": { "name": "chaos.spin", "arguments": { "ms": 120000, "announce": true } } }));
+    assert!(server.wait_for_log("spin started", WAIT), "{}", server.stderr());
     server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": spinning, "reason": "test" } }));
     assert!(
         server.wait_for_log("call to plugin `chaos` was cancelled", Duration::from_secs(10)),
@@ -221,8 +221,8 @@ fn cancellation_interrupts_the_running_guest() {
     // ...and one that waits in the host, cancelled with the `$/cancelRequest` spelling.
     let sleeping = server.fresh_id();
     server.send(&json!({ "jsonrpc": "2.0", "id": sleeping, "method": "tools/call",
-        "params": { "name": "chaos.sleep", "arguments": { "ms": 120000 } } }));
-    std::thread::sleep(Duration::from_millis(300));
+        "params": { "name": "chaos.sleep", "arguments": { "ms": 120000, "announce": true } } }));
+    assert!(server.wait_for_log("sleep started", WAIT), "{}", server.stderr());
     server.send(&json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": sleeping } }));
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.stderr().matches("call to plugin `chaos` was cancelled").count() < 2 {

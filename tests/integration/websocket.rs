@@ -141,8 +141,8 @@ async fn sixty_four_calls_in_flight_on_one_socket_are_all_answered_as_they_finis
     assert_eq!(order, ["notifications/progress", "notifications/progress", "notifications/progress", "result"]);
 
     // Cancellation, as on stdio: the guest stops, the socket serves on.
-    send(&mut socket, &call(4, "chaos.spin", json!({ "ms": 100_000 }))).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    send(&mut socket, &call(4, "chaos.spin", json!({ "ms": 100_000, "announce": true }))).await;
+    assert!(server.wait_for_log("spin started", WAIT), "{}", server.stderr());
     send(&mut socket, &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 4 } }))
         .await;
     assert!(
