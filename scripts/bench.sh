@@ -11,8 +11,8 @@
 #                             min-max over the interleaved runs
 #   scripts/bench.sh guard BASE  the guard for every change: this working tree's release build
 #                             against a release build of commit BASE (kept in target/guard/), both
-#                             serving the echo plugin, the echo rows interleaved (9 repetitions
-#                             of 1 s: GUARD_REPS, GUARD_SECONDS), with BASE's native rmcp echo
+#                             serving the echo plugin, the echo rows interleaved (36 pairs of
+#                             0.25 s: GUARD_REPS, GUARD_SECONDS; ~6 minutes), with BASE's native rmcp echo
 #                             for scale; a verdict per row (slower, faster, no change) and exit 1
 #                             if a row is slower. Compare against the build before the program
 #                             (docs/performance.md, "The guard"), not only the last commit
