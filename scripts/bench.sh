@@ -12,8 +12,10 @@
 #   scripts/bench.sh guard BASE  the guard for every change: this working tree's release build
 #                             against a release build of commit BASE (kept in target/guard/), both
 #                             serving the echo plugin, the echo rows interleaved (36 pairs of
-#                             0.25 s: GUARD_REPS, GUARD_SECONDS; ~6 minutes), with BASE's native rmcp echo
-#                             for scale; a verdict per row (slower, faster, no change) and exit 1
+#                             0.25 s: GUARD_REPS, GUARD_SECONDS; ~6 minutes; the stdio row at 1 in
+#                             flight alternates single calls between the two), with BASE's native
+#                             rmcp echo for scale; a verdict per row on p50 and server CPU per call
+#                             (slower, faster, no change; GUARD_ROWS=stdio|HTTP|WebSocket) and exit 1
 #                             if a row is slower. Compare against the build before the program
 #                             (docs/performance.md, "The guard"), not only the last commit
 #   scripts/bench.sh interpreters  the Python and JavaScript plugins vs the Python SDK's server,

@@ -10,8 +10,11 @@
 # writes there, where the other tests' programs would find it; TEST_TMPDIR: the TMPDIR the
 # tests ran with, the run's own (removed with the run): a test's temporary directory left in it
 # is listed with its files, for whoever looks for the leak, and does not fail the run (it is
-# inside the run's own places; a program that writes there after its test ended, such as a
-# compiling child of a killed mcpbox, makes the removal race it).
+# inside the run's own places; a program that writes there after its test ended makes the
+# removal race it). The one found so far: the compiling child that
+# `compile_bounds::a_compilation_stops_when_mcpbox_dies` keeps alive on purpose when
+# check-protections.py arms `compile.stops-with-mcpbox`, which wrote its cache back into the
+# test's removed directory; the test now kills what still compiles there before it goes.
 #
 # Looked at: files (not directories, whose times change when an allowed child appears) newer
 # than STAMP

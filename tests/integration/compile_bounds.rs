@@ -10,19 +10,39 @@ use serde_json::json;
 use crate::common::*;
 
 /// The processes compiling a file under `dir` (the child processes of bounded compilation).
-fn compiling_in(dir: &std::path::Path) -> usize {
+fn compiling_in(dir: &std::path::Path) -> Vec<u32> {
     let needle = dir.to_string_lossy().into_owned();
     std::fs::read_dir("/proc")
         .unwrap()
-        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
-        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
-        .filter(|cmdline| cmdline.contains("__compile") && cmdline.contains(&needle))
-        .count()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (cmdline.contains("__compile") && cmdline.contains(&needle)).then_some(pid)
+        })
+        .collect()
+}
+
+/// Kills whatever still compiles a file under its directory when the test ends, passed or
+/// failed: declared after the directory, it runs before the directory is removed. A compiling
+/// child that outlives its test (with `compile.stops-with-mcpbox` armed, which is how this
+/// test is proven to guard it) would otherwise write its cache back into the removed
+/// directory for seconds after, into the run's TMPDIR.
+struct KillCompiling<'a>(&'a std::path::Path);
+
+impl Drop for KillCompiling<'_> {
+    fn drop(&mut self) {
+        for pid in compiling_in(self.0) {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
 }
 
 #[test]
 fn a_compilation_over_the_time_limit_is_stopped_and_the_others_serve() {
     let cache = temp_dir();
+    let _reap = KillCompiling(cache.path());
     let cache_arg = cache.path().as_os_str().to_owned();
     // The bystander compiled once within the default bound: remembered, so it loads in process.
     let status = mcpbox("compile").arg(fixture("conformance")).arg("--cache-dir").arg(&cache_arg).status().unwrap();
@@ -52,7 +72,7 @@ fn a_compilation_over_the_time_limit_is_stopped_and_the_others_serve() {
     // Killed, not abandoned: gone within moments (under a loaded machine's scheduling), long
     // before such a compilation would end by itself.
     let gone = (0..100).any(|_| {
-        let gone = compiling_in(cache.path()) == 0;
+        let gone = compiling_in(cache.path()).is_empty();
         if !gone {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -115,20 +135,21 @@ fn slow_to_compile(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn a_compilation_stops_when_mcpbox_dies() {
     let cache = temp_dir();
+    let _reap = KillCompiling(cache.path());
     let slow = slow_to_compile(cache.path());
     let server = Server::start(&[slow.into_os_string(), "--cache-dir".into(), cache.path().as_os_str().into()]);
     let started = std::time::Instant::now();
-    while compiling_in(cache.path()) == 0 {
+    while compiling_in(cache.path()).is_empty() {
         assert!(started.elapsed() < WAIT, "no compiling process appeared");
         std::thread::sleep(Duration::from_millis(5));
     }
     // Past reading the bytes mcpbox sends (a pipe's worth of milliseconds), well before the
     // compilation ends (seconds).
     std::thread::sleep(Duration::from_millis(300));
-    assert!(compiling_in(cache.path()) > 0, "the compilation ended too soon for this test");
+    assert!(!compiling_in(cache.path()).is_empty(), "the compilation ended too soon for this test");
     drop(server); // SIGKILL: mcpbox cannot clean up after itself
     let killed = std::time::Instant::now();
-    while compiling_in(cache.path()) > 0 {
+    while !compiling_in(cache.path()).is_empty() {
         assert!(killed.elapsed() < Duration::from_millis(500), "the compilation outlived mcpbox");
         std::thread::sleep(Duration::from_millis(20));
     }
