@@ -62,6 +62,20 @@ def test_binaries():
     return found
 
 
+def unarmed_times():
+    """Each integration test's wall time in the suite's last run with nothing armed
+    (target/test-times.tsv, which scripts/test.sh has the harness write)."""
+    times = {}
+    tsv = ROOT / "target" / "test-times.tsv"
+    for line in tsv.read_text().splitlines() if tsv.exists() else []:
+        seconds, _, name = line.partition("\t")
+        try:
+            times[name] = float(seconds)
+        except ValueError:
+            continue
+    return times
+
+
 def split(test):
     """(binary key, exact test name) of a table's test name."""
     return ("lib", test[len("lib:"):]) if test.startswith("lib:") else ("integration", test)
@@ -98,11 +112,19 @@ def main():
         raise SystemExit(f"no protection matches {' '.join(wanted)}")
     binaries = test_binaries()
     last = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    unarmed = unarmed_times()
     jobs = [(p["failpoint"], test) for p in chosen for test in p["tests"]]
     if baseline:
         jobs += [(None, test) for test in sorted({t for p in chosen for t in p["tests"]})]
+
+    def expected(job):
+        """How long a run should take: as long as it took last time, else as long as the test
+        took in this run's suite with nothing armed (a fresh clone has no last time), else a
+        minute."""
+        return last.get(f"{job[0]} {job[1]}", unarmed.get(job[1], 60))
+
     # The longest first, so that the last to finish is a short one.
-    jobs.sort(key=lambda job: -last.get(f"{job[0]} {job[1]}", 60))
+    jobs.sort(key=lambda job: -expected(job))
     results = {}
     started = time.time()
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:

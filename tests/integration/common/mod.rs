@@ -88,26 +88,40 @@ pub fn bundled() -> PathBuf {
     own::own_copy(&guests().join("plugins"))
 }
 
-/// The python of a virtualenv with the official MCP Python SDK (scripts/setup-python-client.sh).
+/// The python of a virtualenv with the official MCP Python SDK (scripts/setup-python-client.sh),
+/// set up or checked once per test process: the script's check imports the SDK, 1.7 s of CPU,
+/// and the docs pages alone asked 40 times a run.
 pub fn python_sdk() -> String {
-    let setup = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-python-client.sh"))
-        .output()
-        .expect("cannot run scripts/setup-python-client.sh");
-    assert!(setup.status.success(), "setting up the Python SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
-    String::from_utf8(setup.stdout).unwrap().trim().to_owned()
+    static PYTHON: OnceLock<String> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let setup = Command::new("bash")
+                .arg(repo_root().join("scripts/setup-python-client.sh"))
+                .output()
+                .expect("cannot run scripts/setup-python-client.sh");
+            let failed = String::from_utf8_lossy(&setup.stderr);
+            assert!(setup.status.success(), "setting up the Python SDK failed: {failed}");
+            String::from_utf8(setup.stdout).unwrap().trim().to_owned()
+        })
+        .clone()
 }
 
-/// Node 22 and the directory of the official TypeScript SDK (`scripts/setup-ts-client.sh`).
+/// Node 22 and the directory of the official TypeScript SDK (`scripts/setup-ts-client.sh`), set
+/// up or checked once per test process.
 pub fn ts_sdk() -> (String, String) {
-    let setup = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-ts-client.sh"))
-        .output()
-        .expect("cannot run scripts/setup-ts-client.sh");
-    assert!(setup.status.success(), "setting up the TypeScript SDK failed: {}", String::from_utf8_lossy(&setup.stderr));
-    let printed = String::from_utf8(setup.stdout).unwrap();
-    let (node, dir) = printed.trim().split_once(' ').expect("NODE SDK_DIR");
-    (node.to_owned(), dir.to_owned())
+    static SDK: OnceLock<(String, String)> = OnceLock::new();
+    SDK.get_or_init(|| {
+        let setup = Command::new("bash")
+            .arg(repo_root().join("scripts/setup-ts-client.sh"))
+            .output()
+            .expect("cannot run scripts/setup-ts-client.sh");
+        let failed = String::from_utf8_lossy(&setup.stderr);
+        assert!(setup.status.success(), "setting up the TypeScript SDK failed: {failed}");
+        let printed = String::from_utf8(setup.stdout).unwrap();
+        let (node, dir) = printed.trim().split_once(' ').expect("NODE SDK_DIR");
+        (node.to_owned(), dir.to_owned())
+    })
+    .clone()
 }
 
 /// `mcpbox SUBCOMMAND` with the test's own state directories (`own.rs`: the same for every

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::blocks::{Block, Mode, blocks};
-use crate::common::{free_port, guests, own, repo_root};
+use crate::common::{free_port, guests, own, python_sdk, repo_root};
 
 /// A document's workspace; background processes end with it.
 pub struct Workspace {
@@ -69,6 +69,7 @@ impl Workspace {
         std::fs::write(dir.path().join("project/notes.txt"), "a file in ~/project\n").unwrap();
         let cwd = dir.path().to_owned();
         std::os::unix::fs::symlink(root.join("scripts"), dir.path().join("scripts")).unwrap();
+        share_compiled_code(dir.path());
         Workspace {
             dir,
             cwd,
@@ -215,11 +216,21 @@ impl Workspace {
     }
 }
 
-/// The interpreter of the virtualenv with the official MCP Python SDK (pinned by the script).
-fn python_sdk() -> String {
-    let setup = Command::new("bash").arg(repo_root().join("scripts/setup-python-client.sh")).output().unwrap();
-    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
-    String::from_utf8(setup.stdout).unwrap().trim().to_owned()
+/// The suite's compile cache for the servers a page's Python blocks start: the official SDK's
+/// stdio client passes a server only HOME, PATH and a few more, not `MCPBOX_CACHE_DIR`, so
+/// those servers compile into the page's `~/.cache/mcpbox`, and each page compiled the bundled
+/// and built plugins afresh (120 s of CPU a run; a 28 MB JavaScript component alone 39 s).
+/// Only the compiled code is shared (wasmtime's module cache, Cranelift's functions, the note
+/// that a file compiled within the bounds), by links, as every test shares it: the page keeps
+/// its own `artifacts/` (mcpbox maps none through a link) and its own registry store (`oci/`).
+fn share_compiled_code(home: &Path) {
+    let shared = repo_root().join("target/test-compile-cache");
+    let own = home.join(".cache/mcpbox");
+    std::fs::create_dir_all(&own).unwrap();
+    for part in ["wasmtime", "functions", "mcpbox-compiled-within-bounds"] {
+        std::fs::create_dir_all(shared.join(part)).unwrap();
+        std::os::unix::fs::symlink(shared.join(part), own.join(part)).unwrap();
+    }
 }
 
 /// Whether each non-empty line of `expected` matches a line of `output`, in order; `...` in a
