@@ -60,11 +60,11 @@ found=$(
 )
 if [ -n "$test_tmp" ] && [ -d "$test_tmp" ] && [ -n "$(ls -A "$test_tmp")" ]; then
   echo "check-untouched: note: left in the run's own TMPDIR (removed with the run), first files:" >&2
-  find "$test_tmp" -mindepth 1 -printf '  %TT %p\n' 2> /dev/null | head -30 >&2 || true
+  find "$test_tmp" -mindepth 1 -printf '  %TT %p\n' 2> /dev/null | sed -n 1,30p >&2 || true
 fi
 if [ -n "$found" ]; then
   echo "check-untouched: the test run created or changed these outside its own places:" >&2
-  echo "$found" | head -50 >&2
+  echo "$found" | sed -n 1,50p >&2
   echo "(a server or command a test starts must get its own HOME and state: tests/integration/common/own.rs)" >&2
   exit 1
 fi

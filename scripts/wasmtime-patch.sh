@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 vendor="$root/host/vendor"
-current=$(sed -n 's/^version = "\(48\.[0-9.]*\)"$/\1/p' "$vendor/wasmtime/Cargo.toml" | head -1)
+current=$(sed -n 's/^version = "\(48\.[0-9.]*\)"$/\1/p' "$vendor/wasmtime/Cargo.toml" | sed -n 1p)
 version=${1:---check}
 check=false
 if [ "$version" = --check ]; then check=true; version=$current; fi
@@ -19,7 +19,7 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/src" && : > "$scratch/src/lib.rs"
 printf '[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nwasmtime = { version = "=%s", default-features = false }\n' "$version" > "$scratch/Cargo.toml"
 (cd "$scratch" && cargo fetch --quiet)
-pristine=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"wasmtime-$version" | head -1)
+pristine=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"wasmtime-$version" | sed -n 1p)
 
 fresh="$scratch/wasmtime"
 cp -r "$pristine" "$fresh"
