@@ -32,6 +32,7 @@ mod fleet_support;
 mod framing;
 mod hostile;
 mod http;
+mod keep_alive;
 mod languages;
 mod legacy_sse;
 mod limits;

@@ -34,6 +34,7 @@ use super::precheck::Precheck;
 use super::sessions::ReplicaSessions;
 use super::stateless::Lean;
 use super::tls::Tls;
+use super::unread_body;
 use super::websocket::{self, Sockets};
 use crate::access::ResourceServer;
 use crate::config::HttpOptions;
@@ -149,6 +150,9 @@ pub async fn serve(
             app = app.route(&path, get(move || async move { (json, document.clone()) }));
         }
     }
+
+    // Outermost: whatever refuses a request before its body is read says the connection closes.
+    let app = app.layer(middleware::from_fn(unread_body::close_when_body_unread));
 
     // A stop signal fails readiness first; new requests are still taken for the drain delay
     // (a load balancer notices), then none, and in-flight calls have the grace period.

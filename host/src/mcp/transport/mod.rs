@@ -28,4 +28,5 @@ mod sessions;
 mod stateless;
 pub mod stdio;
 mod tls;
+mod unread_body;
 mod websocket;
