@@ -38,18 +38,32 @@ fn assert_pristine(result: &Value, what: &str) {
 /// reports), and reads those areas first: every call, one after another and eight at a time,
 /// with the memory image mapped copy-on-write and copied, finds them as a fresh instance has
 /// them. And the pool did keep pages resident (the resets were in place, not given back).
+///
+/// The pages are looked at while a call of the same server still runs (`chaos.wait_for`, until
+/// the test creates a file): a server idle for a second gives its freed pages back
+/// (`runtime/engine/idle.rs`), and on a busy machine the scrape came later than that after the
+/// last canary and found only 80 KiB. With a call in flight the server is never idle.
 #[tokio::test]
 async fn a_slot_reset_in_place_holds_nothing_of_the_call_before() {
     for copy_on_write in ["on", "off"] {
+        let dir = temp_dir();
         let mut server = Server::start(&[
             fixture("chaos").into_os_string(),
             "--copy-on-write".into(),
             copy_on_write.into(),
             "--metrics".into(),
             "127.0.0.1:0".into(),
+            "--root".into(),
+            dir.path().into(),
         ]);
         server.initialize("2025-06-18", json!({}));
         let url = metrics_url(&server);
+        // The call that keeps the server busy, running once it reports progress.
+        let guest_go = format!("/roots/{}/go", dir.path().file_name().unwrap().to_str().unwrap());
+        let holding = server.fresh_id();
+        server.send(&json!({ "jsonrpc": "2.0", "id": holding, "method": "tools/call",
+            "params": { "name": "chaos.wait_for", "arguments": { "path": guest_go }, "_meta": { "progressToken": "held" } } }));
+        server.read_until(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == "held");
         for round in 0..12 {
             let result = call_tool(&mut server, "chaos.canary", json!({}));
             assert_pristine(&result, &format!("copy-on-write {copy_on_write}, call {round}"));
@@ -76,5 +90,8 @@ async fn a_slot_reset_in_place_holds_nothing_of_the_call_before() {
         } else {
             eprintln!("resident resets are off on this machine (old kernel or swap on): {resident} bytes resident");
         }
+        std::fs::write(dir.path().join("go"), b"").unwrap();
+        let released = server.read_until(|m| m["id"] == holding);
+        assert_eq!(released["result"]["content"][0]["text"], "released", "{released}");
     }
 }
