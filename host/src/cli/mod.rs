@@ -1,7 +1,9 @@
 //! The command line: `mcpbox [serve] | check | compile | inspect | new | build | pull | add |
-//! update | publish | sign | keygen | unlink`. Each command is a
-//! file that parses nothing itself: it takes the merged `Settings`
-//! (or its own arguments) and drives the runtime and the protocol layer.
+//! update | publish | sign | keygen | unlink | accept | audit`. Each command is a file that
+//! parses nothing itself: it takes the merged `Settings` (or its own arguments) and drives the
+//! runtime and the protocol layer. `build/` and `registry/` are folders (a command with its
+//! steps; the registry's commands); `grants` renders what the operator grants a plugin (for
+//! `check` and `inspect`), `progress` reports long commands' steps on stderr.
 
 mod accept;
 mod audit;

@@ -13,7 +13,12 @@
 //! - `store`: `[store]`, the Redis a fleet's replicas share, and the replica's name;
 //! - `secrets`: `[secrets.NAME]`, read and kept current (the credentials that use them are
 //!   read with their plugin's section); `vault`: the token vault's third parties and key;
-//! - `skills`: `[[skills]]` and `--skills`, the skill directories; `instructions`.
+//! - `skills`: `[[skills]]` and `--skills`, the skill directories; `instructions`;
+//! - `audit`: `--audit` and `[audit]`; `quota`: a writable directory's write budget;
+//!   `routes`: `[network]`, the operator's routes for plugins' outgoing HTTP;
+//! - `host_files`: the files the host trusts that no plugin may write (the audit, the pins,
+//!   the compile cache), kept out of every grant;
+//! - `problems`: every problem of a configuration, collected and reported at once.
 
 mod args;
 mod audit;
@@ -50,6 +55,7 @@ pub use vault::{Endpoints, OAuthClientOptions, VaultOptions, rendered};
 
 use crate::registry::cosign::PublicKey;
 use crate::registry::{Mirrors, OciRef, Trust, is_reference, lock_path};
+use crate::runtime::catalog::discover;
 use crate::runtime::engine::compile::CompileBounds;
 use crate::runtime::engine::{CopyOnWrite, EngineOptions, copy_on_write, default_cache_dir};
 use crate::runtime::grants::limits::{self, LimitError, Limits};
@@ -253,7 +259,7 @@ impl Settings {
     pub fn add_plugin_files(&mut self, files: &[PathBuf]) {
         self.plugin_paths.extend_from_slice(files);
         (self.engine.copy_on_write, self.copy_on_write_reason) =
-            copy_on_write(self.copy_on_write_mode, &self.plugin_paths);
+            copy_on_write(self.copy_on_write_mode, &discover(&self.plugin_paths).0);
     }
 }
 
@@ -428,7 +434,8 @@ fn engine_options(
     let cache_enabled = !args.no_cache && file.config.cache.enabled.unwrap_or(true);
     let cache_dir = cache_dir(file, args);
     let largest_memory = plugin_configs.values().filter_map(|p| p.memory_bytes).fold(limits.memory_bytes, usize::max);
-    let (copy_on_write, reason) = copy_on_write(mode, plugin_paths);
+    // The plugin files' sizes decide; a path that is no plugin is reported when they load.
+    let (copy_on_write, reason) = copy_on_write(mode, &discover(plugin_paths).0);
     let options = EngineOptions {
         cache_dir: cache_dir.filter(|_| cache_enabled),
         pooling: !args.no_pooling,

@@ -1,10 +1,41 @@
-//! No import circles between files: no file of `host/src` imports from a file that imports from
-//! it back, directly or through others. A circle is found as a strongly connected component of
-//! the import graph (`imports.rs`) and reported with its edges and their lines.
+//! No import circles between rooms: a folder of `host/src` is a room (a nested folder one of its
+//! own), and no room imports from a room that imports from it back, directly or through others.
+//! The files of one folder may use each other, and a folder may use what the folders around it
+//! hold (a child its parent's items, which is no circle: the parent made the child). A circle is
+//! found as a strongly connected component of the rooms' graph, made from the import graph of
+//! `imports.rs`, and reported with the file edges that make it and their lines.
 
 use super::imports::{Graph, Source, graph};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// The room of a file: its folder (`mcp/call/steps.rs` and `mcp/call/mod.rs` → `mcp/call`;
+/// `lib.rs` → the crate's root, ``).
+fn room_of(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
+/// Whether `room` is `outer` or lies inside it.
+fn within(room: &str, outer: &str) -> bool {
+    outer.is_empty() || room == outer || room.strip_prefix(outer).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The rooms' graph: an edge for each import from a file of one room into a file of another
+/// that does not hold it, with the first line of the first file that makes it.
+fn rooms(files: &Graph) -> Graph {
+    let mut rooms = Graph::new();
+    for (from, edges) in files {
+        let here = room_of(from);
+        let out = rooms.entry(here.to_owned()).or_default();
+        for (to, line) in edges {
+            let there = room_of(to);
+            if !within(here, there) {
+                out.entry(there.to_owned()).or_insert(*line);
+            }
+        }
+    }
+    rooms
+}
 
 /// The files of `graph` that reach each other, each circle sorted, smallest first.
 fn circles(graph: &Graph) -> Vec<Vec<String>> {
@@ -52,12 +83,14 @@ fn circles(graph: &Graph) -> Vec<Vec<String>> {
     walk.found
 }
 
-/// A circle as the edges inside it: `a.rs:12 → b.rs`.
-fn describe(graph: &Graph, circle: &[String]) -> String {
+/// A circle of rooms as the file edges that make it: `a/x.rs:12 imports from b/y.rs`.
+fn describe(files: &Graph, circle: &[String]) -> String {
     let mut lines = Vec::new();
-    for from in circle {
-        for (to, line) in graph.get(from).into_iter().flatten() {
-            if circle.contains(to) {
+    for (from, edges) in files {
+        let here = room_of(from);
+        for (to, line) in edges {
+            let there = room_of(to);
+            if circle.iter().any(|r| r == here) && circle.iter().any(|r| r == there) && !within(here, there) {
                 lines.push(format!("  {from}:{line} imports from {to}"));
             }
         }
@@ -87,14 +120,15 @@ fn sources(dir: &Path, root: &Path, found: &mut Vec<Source>) {
 }
 
 #[test]
-fn no_file_imports_a_file_that_imports_it_back() {
-    let graph = graph(&sources_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")));
-    let found = circles(&graph);
-    let report: Vec<String> = found.iter().map(|circle| describe(&graph, circle)).collect();
-    assert!(found.is_empty(), "{} import circles between files:\n{}", found.len(), report.join("\n\n"));
+fn no_room_imports_a_room_that_imports_it_back() {
+    let files = graph(&sources_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")));
+    let found = circles(&rooms(&files));
+    let report: Vec<String> = found.iter().map(|circle| describe(&files, circle)).collect();
+    assert!(found.is_empty(), "{} import circles between rooms:\n{}", found.len(), report.join("\n\n"));
 }
 
-fn crate_of(files: &[(&str, &str)]) -> Graph {
+/// The graph of a crate made of `files` (path, text), for the checkers' own tests.
+pub(super) fn crate_of(files: &[(&str, &str)]) -> Graph {
     let sources: Vec<Source> =
         files.iter().map(|(path, text)| Source { path: (*path).to_owned(), text: (*text).to_owned() }).collect();
     graph(&sources)
@@ -102,27 +136,55 @@ fn crate_of(files: &[(&str, &str)]) -> Graph {
 
 #[test]
 fn the_checker_finds_a_circle_through_super() {
-    let graph = crate_of(&[
-        ("lib.rs", "mod a;"),
-        ("a/mod.rs", "mod b;\npub(crate) struct Top;\nfn f() { b::helper(); }"),
-        ("a/b.rs", "use super::Top;\npub(crate) fn helper() {}"),
+    let files = crate_of(&[
+        ("lib.rs", "mod a;\nmod c;"),
+        ("a/mod.rs", "mod b;"),
+        ("a/b/mod.rs", "use super::super::c::Top;\npub(crate) fn helper() {}"),
+        ("c/mod.rs", "pub(crate) struct Top;\nfn f() { crate::a::b::helper(); }"),
     ]);
-    assert_eq!(circles(&graph), vec![vec!["a/b.rs".to_owned(), "a/mod.rs".to_owned()]]);
-    assert!(describe(&graph, &circles(&graph)[0]).contains("a/b.rs:1 imports from a/mod.rs"));
+    let found = circles(&rooms(&files));
+    assert_eq!(found, vec![vec!["a/b".to_owned(), "c".to_owned()]]);
+    let report = describe(&files, &found[0]);
+    assert!(report.contains("a/b/mod.rs:1 imports from c/mod.rs"), "{report}");
+    assert!(report.contains("c/mod.rs:2 imports from a/b/mod.rs"), "{report}");
 }
 
 #[test]
 fn the_checker_resolves_a_path_to_the_file_that_defines_the_item() {
-    // `c` names `Thing` through the re-export in `a/mod.rs`: the edge goes to `b.rs`, which
-    // imports from `c` in turn; `a/mod.rs` re-exports only and is in no circle.
-    let graph = crate_of(&[
+    // `c` names `Thing` through the re-export in `a/mod.rs`: the edge goes to `b`, which
+    // imports from `c` in turn; `a`, whose `mod.rs` re-exports only, is in no circle.
+    let files = crate_of(&[
         ("lib.rs", "mod a;"),
         ("a/mod.rs", "mod b;\nmod c;\npub(crate) use b::Thing;"),
-        ("a/b.rs", "use super::c::Other;\npub(crate) struct Thing;"),
-        ("a/c.rs", "pub(crate) struct Other;\nfn f() -> crate::a::Thing { todo!() }"),
+        ("a/b/mod.rs", "use super::c::Other;\npub(crate) struct Thing;"),
+        ("a/c/mod.rs", "pub(crate) struct Other;\nfn f() -> crate::a::Thing { todo!() }"),
     ]);
-    assert_eq!(circles(&graph), vec![vec!["a/b.rs".to_owned(), "a/c.rs".to_owned()]]);
-    assert_eq!(graph["a/c.rs"].keys().collect::<Vec<_>>(), ["a/b.rs"]);
+    assert_eq!(circles(&rooms(&files)), vec![vec!["a/b".to_owned(), "a/c".to_owned()]]);
+    assert_eq!(files["a/c/mod.rs"].keys().collect::<Vec<_>>(), ["a/b/mod.rs"]);
+}
+
+/// The files of one folder use each other, and a child folder uses its parent's items while
+/// the parent uses the child's: no circle between rooms. Two sibling folders that use each
+/// other, through a file each, are one.
+#[test]
+fn files_of_a_folder_and_a_child_and_its_parent_may_use_each_other() {
+    let files = crate_of(&[
+        ("lib.rs", "mod a;\nmod d;"),
+        ("a/mod.rs", "mod x;\nmod y;\nmod b;"),
+        ("a/x.rs", "pub(crate) struct X;\nfn f(_: super::y::Y) {}"),
+        ("a/y.rs", "pub(crate) struct Y;\nfn f(_: super::x::X, _: super::b::B) {}"),
+        ("a/b/mod.rs", "pub(crate) struct B;\nfn f(_: crate::a::x::X) {}"),
+        ("d/mod.rs", "fn f(_: crate::a::x::X) {}"),
+    ]);
+    assert!(files["a/x.rs"].contains_key("a/y.rs") && files["a/y.rs"].contains_key("a/x.rs"), "{files:?}");
+    assert!(circles(&rooms(&files)).is_empty(), "{:?}", rooms(&files));
+    let crossed = crate_of(&[
+        ("lib.rs", "mod a;\nmod d;"),
+        ("a/mod.rs", "mod x;"),
+        ("a/x.rs", "pub(crate) struct X;\nfn f(_: crate::d::D) {}"),
+        ("d/mod.rs", "pub(crate) struct D;\nfn f(_: crate::a::x::X) {}"),
+    ]);
+    assert_eq!(circles(&rooms(&crossed)), vec![vec!["a".to_owned(), "d".to_owned()]]);
 }
 
 #[test]

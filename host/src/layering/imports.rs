@@ -172,7 +172,13 @@ impl Crate {
         }
         let known = (0..=path.len()).rev().find(|at| self.modules.contains_key(&path[..*at]))?;
         if known == path.len() {
-            return None; // A module itself: what is used through it is resolved where it is used.
+            // A module itself: what is used through it is resolved where it is used. Unless
+            // its parent also binds the name to an item (`pub use discover::discover;`, a
+            // function named after its module: another namespace), which a path in code that
+            // ends here calls: `crate::runtime::catalog::discover(..)` went unseen.
+            let (name, parent) = path.split_last()?;
+            let item = self.binding(parent, name).map(|b| b.path.clone()).filter(|item| item.as_slice() != path)?;
+            return self.resolve(&item, depth + 1);
         }
         let module = &path[..known];
         let name = &path[known];

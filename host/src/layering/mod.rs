@@ -4,12 +4,16 @@
 //!   `config` → `fleet` → `runtime`, and `registry` apart), and only `mcp` touches rmcp; a
 //!   module that names a layer above it fails, with the file and the line;
 //! - `rooms.rs`: inside the runtime, each room imports only from the rooms below it;
-//! - `circles.rs`: no file imports from a file that imports from it back, over the import
-//!   graph of `imports.rs` (every path resolved to the file that defines the item), from the
-//!   text `reading.rs` reads.
+//! - `circles.rs`: no room (a folder) imports from a room that imports from it back, over the
+//!   import graph of `imports.rs` (every path resolved to the file that defines the item), from
+//!   the text `reading.rs` reads; the files of one folder, and a child and its parent, may use
+//!   each other;
+//! - `map.rs`: `docs/architecture.md` names only paths and `Type::method`s that exist, and every
+//!   folder's `mod.rs` names each of its modules in its doc.
 
 mod circles;
 mod imports;
+mod map;
 mod reading;
 mod rooms;
 

@@ -1,7 +1,7 @@
 //! Reading Rust text without a parser: comments and literals blanked (offsets kept), then
-//! identifiers, inline modules, item definitions, `use` trees and paths found by pattern. Enough
-//! for this crate's code (no `#[path]`, no macros that make modules); `imports.rs` builds the
-//! graph from what is found here.
+//! identifiers, inline modules, item definitions, `use` trees, paths and each type's members
+//! found by pattern. Enough for this crate's code (no `#[path]`, no macros that make modules);
+//! `imports.rs` builds the graph from what is found here, `map.rs` checks the map's names.
 
 /// A module or item path, segment by segment.
 pub(super) type ModulePath = Vec<String>;
@@ -98,7 +98,7 @@ pub(super) fn scrub(text: &str) -> String {
 }
 
 /// The identifiers of `code` with their offsets.
-fn identifiers(code: &str) -> Vec<(usize, &str)> {
+pub(super) fn identifiers(code: &str) -> Vec<(usize, &str)> {
     let mut found = Vec::new();
     let bytes = code.as_bytes();
     let mut at = 0;
@@ -244,4 +244,121 @@ pub(super) fn code_paths(code: &str) -> Vec<(usize, ModulePath)> {
         at = next;
     }
     found
+}
+
+/// The members each type gets in `code` (scrubbed): the fields of its struct, the functions of
+/// its impls (inherent or of a trait) and of its trait declaration, not those nested in their
+/// bodies. For the map's `Type::member` names (`map.rs`).
+pub(super) fn type_members(code: &str) -> Vec<(String, Vec<String>)> {
+    let words = identifiers(code);
+    let mut found = Vec::new();
+    for (i, (at, word)) in words.iter().enumerate() {
+        let Some((_, next)) = words.get(i + 1) else { continue };
+        let (owner, ends) = match *word {
+            "impl" => (impl_target(&code[at + 4..]), &['{', ';'][..]),
+            "trait" => (Some((*next).to_owned()), &['{', ';'][..]),
+            // A tuple struct's fields have no names.
+            "struct" => (Some((*next).to_owned()), &['{', ';', '('][..]),
+            _ => continue,
+        };
+        let Some(owner) = owner else { continue };
+        let Some(open) = code[*at..].find(ends).map(|n| at + n).filter(|open| code[*open..].starts_with('{')) else {
+            continue;
+        };
+        let members = if *word == "struct" { block_fields(&code[open..]) } else { block_functions(&code[open..]) };
+        found.push((owner, members));
+    }
+    found
+}
+
+/// The type an `impl` header is for (`impl<T> Trait for Foo<T> {` → `Foo`).
+fn impl_target(header: &str) -> Option<String> {
+    let header = &header[..header.find(['{', ';'])?];
+    let header = header.trim_start();
+    // The impl's own generics.
+    let header = if header.starts_with('<') { &header[closing(header, '<', '>')? + 1..] } else { header };
+    let target = header.rsplit_once(" for ").map_or(header, |(_, after)| after);
+    let target = target.split(" where ").next()?;
+    let path = target.trim().trim_start_matches('&').trim_start_matches("dyn ").split('<').next()?;
+    let name = path.rsplit("::").next()?.trim();
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
+/// The offset of the `close` that closes the `open` `text` starts with (an arrow's `>` is
+/// none).
+pub(super) fn closing(text: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 0usize;
+    for (at, c) in text.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close && !(c == '>' && text[..at].ends_with('-')) {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+/// The functions declared directly in the block `code` starts with (not those nested in their
+/// bodies).
+fn block_functions(code: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut found = Vec::new();
+    let words = identifiers(code);
+    let mut next_word = 0;
+    for (at, c) in code.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        while next_word < words.len() && words[next_word].0 < at {
+            next_word += 1;
+        }
+        if depth == 1 && words.get(next_word).is_some_and(|(start, word)| *start == at && *word == "fn") {
+            found.extend(words.get(next_word + 1).map(|(_, name)| (*name).to_owned()));
+        }
+    }
+    found
+}
+
+/// The fields of the struct body `code` starts with: in each piece between commas at its top
+/// level, the last word before the first lone `:`.
+fn block_fields(code: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut pieces = Vec::new();
+    let mut start = 1;
+    for (at, c) in code.char_indices() {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    pieces.push(&code[start..at]);
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                pieces.push(&code[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces
+        .into_iter()
+        .filter_map(|piece| {
+            let colon = piece
+                .char_indices()
+                .find(|(at, c)| *c == ':' && !piece[at + 1..].starts_with(':') && !piece[..*at].ends_with(':'))?;
+            identifiers(&piece[..colon.0]).last().map(|(_, word)| (*word).to_owned())
+        })
+        .collect()
 }

@@ -3,7 +3,8 @@
 //! the item is defined). `runtime/mod.rs`, the runtime's face to the layers above, is in no
 //! room.
 
-use super::imports::{Graph, Source, graph};
+use super::circles::crate_of;
+use super::imports::{Graph, graph};
 
 /// The runtime's rooms, top to bottom, each with the boundary it keeps to the rooms below.
 const RUNTIME_ROOMS: &[(&str, &str)] = &[
@@ -54,9 +55,23 @@ fn the_room_check_finds_an_import_upward() {
         ("runtime/catalog/mod.rs", "pub(crate) struct Catalog;"),
         ("runtime/sandbox/mod.rs", "fn f(_: &crate::runtime::catalog::Catalog) {}"),
     ];
-    let sources: Vec<Source> =
-        files.iter().map(|(path, text)| Source { path: (*path).to_owned(), text: (*text).to_owned() }).collect();
-    let found = upward(&graph(&sources));
+    let found = upward(&crate_of(&files));
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("runtime/sandbox/mod.rs:1 imports from runtime/catalog/mod.rs"), "{found:?}");
+}
+
+/// A call through a path to a function that has its module's name (re-exported by the parent)
+/// is an import too: the module and the function are in different namespaces.
+#[test]
+fn the_room_check_finds_a_call_upward_through_a_path() {
+    let files = [
+        ("lib.rs", "mod runtime;"),
+        ("runtime/mod.rs", "mod catalog;\nmod engine;"),
+        ("runtime/catalog/mod.rs", "mod discover;\npub use discover::discover;"),
+        ("runtime/catalog/discover.rs", "pub fn discover() {}"),
+        ("runtime/engine/mod.rs", "fn f() {\n    crate::runtime::catalog::discover();\n}"),
+    ];
+    let found = upward(&crate_of(&files));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("runtime/engine/mod.rs:2 imports from runtime/catalog/discover.rs"), "{found:?}");
 }

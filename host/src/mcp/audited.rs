@@ -1,8 +1,8 @@
 //! Each call's audit line (docs/audit.md), built here because only the protocol layer knows the
 //! call's principal, client, transport and outcome; the chain, the file and its failures are
 //! `audit/`'s. A request that runs a plugin (`tools/call`, `prompts/get`, `resources/read`)
-//! gets an [`EffectLog`] in a task-local that its scope hands the runtime (`scope.rs`, the
-//! task path in `tasks/call.rs`), and the person's approval questions (`approval.rs`) are
+//! gets an [`EffectLog`] in its [`AuditCall`], carried in the request's extensions, which its
+//! scope hands the runtime (`scope.rs`, the task path in `tasks/call.rs`), and the person's approval questions (`approval.rs`) are
 //! recorded beside the guest's own. `observe.rs` writes the line when the request ends, before
 //! its response is sent; a request that became a task gets a second line when the task ends.
 //!

@@ -36,11 +36,26 @@ use super::convert;
 use super::era::Era;
 use super::errors::tool_failure;
 use super::gate;
-use super::recorded::Recorded;
 use super::session::Session;
 use crate::access::Kind;
 use crate::runtime::CallError;
 use crate::runtime::sandbox::{BoxFuture, CallScope, CallableTool, InnerCallError, MetaSink, ToolCalls, Within};
+
+/// One inner call a round of a 2026-07-28 request completed, as the request's sealed
+/// `requestState` carries it (`request_state.rs`): the next round gets its result back instead
+/// of running it again, where the same tool is called with the same arguments at the same
+/// place in the order of calls.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recorded {
+    /// Its place among the request's inner calls, in the order they started.
+    pub(crate) at: usize,
+    /// How many places it and the calls it made took (a replayed call makes none).
+    pub(crate) places: usize,
+    /// A digest of the tool's name and its arguments.
+    pub(crate) call: String,
+    /// Its `CallToolResult`.
+    pub(crate) result: serde_json::Value,
+}
 
 /// How deep inner calls may nest below the client's call.
 pub(crate) const MAX_DEPTH: usize = 4;

@@ -2,7 +2,10 @@
 //! MCP server in both eras (the `initialize` handshake of 2024-11-05 to 2025-11-25, and
 //! stateless 2026-07-28 with the version in each request's `_meta`), over every transport.
 //!
-//! - `handler`: [`Session`], one short method per MCP request; `lists`: the list requests;
+//! - `session`: [`Session`], one connection; `handler`: one short method per MCP request;
+//!   `lists`: the list requests; `instructions`: the server's `instructions`;
+//! - `running`: the requests that run a plugin (`tools/call`, `resources/read`, `prompts/get`)
+//!   inside the span `observe` opens per request; `audited`: each call's audit line;
 //! - `state`: [`McpState`], what every connection shares;
 //! - `era`: everything that differs between the eras for one request;
 //! - `scope`, `roots`, `client`, `events`: a request's call scope: directories from the
@@ -18,8 +21,11 @@
 //! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
 //!   the client's own, its completed results kept across a request's rounds;
 //! - `search`: tool search for large catalogs (`search_tools`, `call_tool` instead of every tool);
+//! - `apps`: what an MCP App's read must hold before it reaches the client; `skills`: the
+//!   skills extension on the wire;
 //! - `approval`: the person's yes before a call of a tool the operator marked (its arguments
-//!   shown by `shown_arguments`: what the call may touch first and whole), and `link`: the
+//!   shown by `shown_arguments`: what the call may touch first and whole; what was allowed
+//!   remembered by `approved`), and `link`: the
 //!   account a call needs linked first, both asked before the plugin starts;
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
@@ -43,7 +49,6 @@ mod lists;
 mod notify;
 mod observe;
 mod paging;
-mod recorded;
 mod request_state;
 mod roots;
 mod running;

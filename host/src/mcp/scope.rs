@@ -13,10 +13,10 @@ use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
 
 use super::client::{PeerClient, ReplayClient};
+use super::compose::Recorded;
 use super::compose::{CalledTool, InnerCalls, Tree};
 use super::era::Era;
 use super::events::forward_events;
-use super::recorded::Recorded;
 use super::request_state::{Asked, Round, StateKeys, question_digest};
 use super::roots::{self, FsView};
 use super::session::Session;

@@ -9,6 +9,11 @@
 //! component in its own sandbox to list what it serves (a server that does not start there
 //! fails the build: no plugin that fails at its first call), and writes the compatibility
 //! report (`report.rs`) beside it as `OUT.compat.json`.
+//!
+//! `driver.rs` holds what every language's build shares (the request, the driver's report),
+//! `environment.rs` the environment the build's programs get (their own, never the builder's),
+//! `paths.rs` where a build works and the check that its component names no place of the build
+//! machine.
 
 mod driver;
 mod environment;

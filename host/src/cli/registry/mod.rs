@@ -5,7 +5,9 @@
 //! - `publish.rs`: `publish`, `sign`, `keygen`;
 //! - `add.rs`: `add` (the config and the lock);
 //! - `update.rs`: `update` (what changed, before and after);
-//! - `watch.rs`: a running server follows the lock (hot reload).
+//! - `watch.rs`: a running server follows the lock (hot reload);
+//! - `summary.rs`: what an operator sees of a registry plugin before serving it (its tools,
+//!   prompts and grants, as `add` prints them and `update` compares them).
 
 mod add;
 mod publish;

@@ -13,6 +13,9 @@
 //!   - `tls`: HTTPS, its certificate reloaded when it changes;
 //!   - `early_stream`: a slow Streamable HTTP response started as SSE, for its heartbeats;
 //!   - `sessions`: legacy sessions named after their replica in a fleet;
+//!   - `cors`: CORS for browser-based hosts, only for the origins the operator named;
+//!   - `unread_body`: a response sent before its request's body was read says
+//!     `Connection: close` (outermost);
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
 //! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
 

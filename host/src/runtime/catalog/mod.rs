@@ -3,6 +3,7 @@
 //! protocol layer, and it knows nothing of MCP's wire types.
 //!
 //! - `assembled`: [`Catalog`], the plugins' names prefixed, settled and listed in order;
+//!   `entry`: what it holds per name, and what it reports of a plugin that did not load;
 //! - [`discover`](discover()): which files are plugins;
 //! - `loader`: compiling and loading them in parallel under their configs;
 //! - `dispatch`: the calls (`call_tool`, `read_resource`, ...), routed by name or URI;

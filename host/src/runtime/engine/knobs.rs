@@ -59,14 +59,14 @@ impl std::str::FromStr for CopyOnWrite {
 /// throughput under concurrency higher (measurements in [`build_engine`]).
 pub const COPY_ON_WRITE_FROM_BYTES: u64 = 4 << 20;
 
-/// Decides `mode` for the plugins at `paths` (at start-up: a plugin added later runs under the
-/// same setting); returns the decision and why, for the log.
-pub fn copy_on_write(mode: CopyOnWrite, paths: &[PathBuf]) -> (bool, String) {
+/// Decides `mode` for the plugin `files` (at start-up: a plugin added later runs under the
+/// same setting); returns the decision and why, for the log. The caller finds the files
+/// (`catalog::discover`): the engine knows no plugin.
+pub fn copy_on_write(mode: CopyOnWrite, files: &[PathBuf]) -> (bool, String) {
     match mode {
         CopyOnWrite::On => (true, "copy-on-write was asked for".to_owned()),
         CopyOnWrite::Off => (false, "copying was asked for".to_owned()),
         CopyOnWrite::Auto => {
-            let (files, _) = crate::runtime::catalog::discover(paths);
             let largest = files
                 .iter()
                 .filter_map(|file| std::fs::metadata(file).ok().map(|m| (m.len(), file)))
@@ -260,11 +260,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let small = dir.path().join("small.wasm");
         std::fs::write(&small, vec![0u8; 300_000]).unwrap();
-        let paths = [dir.path().to_owned()];
-        let (on, why) = copy_on_write(CopyOnWrite::Auto, &paths);
+        let (on, why) = copy_on_write(CopyOnWrite::Auto, std::slice::from_ref(&small));
         assert!(!on, "{why}");
         assert!(why.ends_with("small.wasm, is 0.3 MB"), "{why}");
-        std::fs::write(dir.path().join("python.wasm"), vec![0u8; COPY_ON_WRITE_FROM_BYTES as usize]).unwrap();
+        let python = dir.path().join("python.wasm");
+        std::fs::write(&python, vec![0u8; COPY_ON_WRITE_FROM_BYTES as usize]).unwrap();
+        let paths = [small.clone(), python];
         let (on, why) = copy_on_write(CopyOnWrite::Auto, &paths);
         assert!(on && why.ends_with("python.wasm, is 4.2 MB"), "{why}");
         assert!(!copy_on_write(CopyOnWrite::Off, &paths).0);

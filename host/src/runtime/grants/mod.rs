@@ -1,5 +1,6 @@
 //! The grants: what the operator (config, command line) and the user (client roots, a token's
-//! principal) give a plugin, and nothing a plugin says can widen. Directories (`roots`, and each
+//! principal) give a plugin, and nothing a plugin says can widen. Directories (`roots`, each one the
+//! operator allows canonicalized once in `allowed`, their write budgets in `quota`, and each
 //! principal's own in `principal_dirs`), hosts and environment (`policy`, with `address` parsing
 //! its `host:port` entries), the credentials set on its requests and the secrets in them
 //! (`credentials`), where the operator points names and which CAs it trusts (`routes`), the limits every call runs under (`limits`), all of it per plugin
