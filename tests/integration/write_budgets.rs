@@ -159,6 +159,11 @@ const MIB: u64 = 1 << 20;
 
 /// Round four, 12: a symbolic link costs no bytes, so removing one frees none (it freed the
 /// length of its target: 2,000 of them with 4,000-byte targets let an 8 MiB tree hold 18 MiB).
+///
+/// The churn and the write are one call: a call that finds the tree's measure 10 s old or more
+/// measures it again (`runtime/effects/quota.rs`), which puts right what the churn freed. Made
+/// as two calls, the churn took that long under two CPU hogs, and the test passed with the
+/// protection switched off.
 #[test]
 fn symlink_churn_frees_nothing() {
     let mut raw = RawBudget::start("max_mib = 8");
@@ -169,17 +174,17 @@ fn symlink_churn_frees_nothing() {
     ]));
     assert_eq!(before, ["ok", "ok", "ok"]);
     let target = "t".repeat(4000);
-    let churn = json!([{ "op": "repeat", "times": 2000, "ops": [
-        { "op": "symlink", "dir": "data", "target": target, "path": "l{i}" },
-        { "op": "unlink", "dir": "data", "path": "l{i}" },
-    ] }]);
-    assert_eq!(raw.ops(churn), ["ok"]);
     let written = raw.ops(json!([
+        { "op": "repeat", "times": 2000, "ops": [
+            { "op": "symlink", "dir": "data", "target": target, "path": "l{i}" },
+            { "op": "unlink", "dir": "data", "path": "l{i}" },
+        ] },
         { "op": "open", "dir": "data", "path": "big", "create": true, "as": "f" },
         { "op": "stream", "fd": "f", "offset": 0, "as": "s" },
         { "op": "stream_write", "stream": "s", "bytes": 12 * MIB },
     ]));
-    assert!(written[2].starts_with("error quota"), "{written:?}");
+    assert_eq!(written[0], "ok", "{written:?}");
+    assert!(written[3].starts_with("error quota"), "{written:?}");
     assert!(raw.data_bytes() <= 8 * MIB + (4 << 10), "{} bytes in an 8 MiB tree", raw.data_bytes());
 }
 
