@@ -312,13 +312,35 @@ fn a_dependency_named_by_path_in_a_wheels_metadata_runs_no_build_code() {
 /// with mcpbox's build toolchain where a user's would be (`~/.cache/mcpbox/build`, hard links of
 /// the suite's), a `TMPDIR` inside it, a user name holding the canary, a `NODE_OPTIONS` that
 /// would run code of the builder's and an `~/.npmrc` and `pip.conf` that would pick another
-/// registry. `apply` gives a build command that environment; `assert_clean` searches a
-/// component for every trace of it.
+/// registry, and a Python of the builder's own first on `PATH` (a venv, as an activated one
+/// is) whose site-packages hold a module `mcpbox_builder_site` that no server's dependencies
+/// provide. `apply` gives a build command that environment; `assert_clean` searches a
+/// component for every trace of it, and the builder's site-packages for anything written.
 pub(crate) struct CanaryBuilder {
     _dir: tempfile::TempDir,
     pub(crate) canary: String,
     home: std::path::PathBuf,
     marker: std::path::PathBuf,
+    /// The builder's Python (`bin/python3`, `site-packages`) and what its site-packages held.
+    python: std::path::PathBuf,
+    site: std::path::PathBuf,
+    site_before: Vec<std::path::PathBuf>,
+}
+
+/// Every path under `dir`, sorted.
+fn tree(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).unwrap().map(Result::unwrap) {
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            }
+            found.push(entry.path());
+        }
+    }
+    found.sort();
+    found
 }
 
 impl CanaryBuilder {
@@ -341,11 +363,24 @@ impl CanaryBuilder {
         );
         write(&home.join(".npmrc"), "registry=http://127.0.0.1:1/\n");
         write(&home.join(".config/pip/pip.conf"), "[global]\nindex-url = http://127.0.0.1:1/simple\n");
-        CanaryBuilder { _dir: dir, canary, home, marker }
+        // With pip: the build's driver runs on the Python `python3` names, and its pip guard
+        // drives that Python's pip.
+        let python = dir.path().join("builder-python");
+        let made = Command::new("python3").args(["-m", "venv"]).arg(&python).status().unwrap();
+        assert!(made.success(), "cannot make the builder's venv");
+        let lib = python.join("lib");
+        let version =
+            std::fs::read_dir(&lib).unwrap().map(|e| e.unwrap().path()).find(|p| p.join("site-packages").is_dir());
+        let site = version.expect("the venv has no site-packages").join("site-packages");
+        write(&site.join("mcpbox_builder_site.py"), &format!("VALUE = {:?}\n", format!("{canary}-site")));
+        let site_before = tree(&site);
+        CanaryBuilder { _dir: dir, canary, home, marker, python, site, site_before }
     }
 
     /// The builder's environment on `command` (a `mcpbox build`).
     pub(crate) fn apply<'a>(&self, command: &'a mut Command) -> &'a mut Command {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let path = std::iter::once(self.python.join("bin")).chain(std::env::split_paths(&path));
         command
             .env("HOME", &self.home)
             .env("TMPDIR", self.home.join("tmp"))
@@ -354,6 +389,7 @@ impl CanaryBuilder {
             .env("MCPBOX_BUILD_TOOLS", self.home.join(".cache/mcpbox/build"))
             .env("MCPBOX_BUILD_CANARY", format!("{}-variable", self.canary))
             .env("NODE_OPTIONS", format!("--require {}", self.home.join("hook.cjs").display()))
+            .env("PATH", std::env::join_paths(path).unwrap())
     }
 
     /// Nothing of the builder in `component`, and none of the builder's code ran.
@@ -361,7 +397,12 @@ impl CanaryBuilder {
         assert!(!self.marker.exists(), "the builder's NODE_OPTIONS ran code in the build");
         let bytes = std::fs::read(component).unwrap();
         let found = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
-        assert!(!found(&self.canary), "the component names the builder's home, user or a variable of theirs");
+        assert!(
+            !found(&self.canary),
+            "the component names the builder's home, user or a variable of theirs, or carries their Python's libraries"
+        );
+        let written: Vec<_> = tree(&self.site).into_iter().filter(|p| !self.site_before.contains(p)).collect();
+        assert!(written.is_empty(), "the build wrote into the builder's Python libraries: {written:?}");
         // The machine's own name, where it is one (not a generic name a runtime may spell).
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let host = host.trim();

@@ -130,6 +130,9 @@ fn a_built_python_servers_code_reads_its_environment_per_call_and_gets_what_any_
     builder.assert_clean(&out);
     assert_absent(&out, &shell_secret);
     let (_config, mut server, data) = serve_probe(&out, dir.path());
+    let state = crate::common::call_tool(&mut server, "module_state", json!({}));
+    let state: serde_json::Value = serde_json::from_str(&crate::common::text(&state)).unwrap();
+    assert_eq!(state["builder_site"], serde_json::Value::Null, "a module of the builder's Python was carried: {state}");
     for what in ["spawn", "socket", "read_outside", "write_outside", "write_granted"] {
         let result = crate::common::call_tool(&mut server, "attempt", json!({ "what": what }));
         assert_eq!(result["isError"], true, "{what}: {result}");

@@ -50,7 +50,8 @@ parser.add_argument("--include", action="append", default=[])
 parser.add_argument("--index-url")
 parser.add_argument("--find-links")
 # Each turns a protection off; only the test suite's mcpbox passes them (to prove a test guards it).
-for switch in ("--with-build-environment", "--follow-links", "--any-requirement", "--with-build-backends"):
+for switch in ("--with-build-environment", "--follow-links", "--any-requirement", "--with-build-backends",
+               "--with-builder-site"):
     parser.add_argument(switch, action="store_true")
 args = parser.parse_args()
 # Where the index is: only what the user passed to mcpbox build.
@@ -417,6 +418,16 @@ world bridged-python {{
 # Nothing of this machine in the snapshot: module-level code runs with an empty environment.
 environment = dict(os.environ) if args.with_build_environment else {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "LANG": "C.UTF-8"}
+# Nor any Python library of this machine's. componentize-py puts the site-packages of a Python
+# it finds on the snapshot's module path, writable: $VIRTUAL_ENV's, else those of `python3` on
+# PATH (the builder's Python, whose directory the build's PATH starts with). There, a name the
+# server imports that none of its dependencies provides would be imported from the builder's
+# libraries and carried in the component, and a package's module-level code could write into
+# them (a `.pth` file runs at every start of that Python). An empty one of the build's own.
+if not args.with_builder_site:
+    no_site = os.path.join(work, "no-site")
+    os.makedirs(os.path.join(no_site, "lib", f"python{GUEST_PYTHON}", "site-packages"), exist_ok=True)
+    environment["VIRTUAL_ENV"] = no_site
 run = subprocess.run([args.componentize, "-d", wit, "-w", "bridged-python", "componentize", "mcpbox_app",
                       "-p", app, "-p", layer, "-p", site, "-o", args.out],
                      cwd=work, env=environment, capture_output=True, text=True)

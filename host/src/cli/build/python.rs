@@ -189,6 +189,7 @@ pub(super) fn build(request: &BuildRequest, work: &Path, out: &Path, report_path
         .args(crate::switched_off!("build.project-files-only").then_some("--follow-links"))
         .args(crate::switched_off!("build.requirements-by-name").then_some("--any-requirement"))
         .args(crate::switched_off!("build.no-build-backends").then_some("--with-build-backends"))
+        .args(crate::switched_off!("build.no-builder-site").then_some("--with-builder-site"))
         .current_dir(work);
     super::environment::isolate(&mut driver, &[&python, &componentize], work)?;
     super::environment::pip_settings(&mut driver);
