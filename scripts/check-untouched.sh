@@ -22,6 +22,9 @@
 #   below with why;
 # - in the checkout, but for target/ (builds, caches, the tests' own directories), .tools/
 #   (the tests' real components) and plugins/target/ (the guests' cargo build);
+# - under /usr and /opt, where programs and their libraries live (a Python's site-packages
+#   among them: a build's componentizer once wrote into the builder's, c19f9dc), which a test
+#   run installs nothing into;
 # The system's /tmp is not looked at: other programs on the machine use it too (a run of
 # another checkout beside this one among them).
 set -euo pipefail
@@ -53,6 +56,7 @@ found=$(
     find "$home" -path "$root" -prune -o "${prune[@]}" -newer "$stamp" -not -type d -print 2> /dev/null || true
     find "$root" \( -path "$root/target" -o -path "$root/.tools" -o -path "$root/plugins/target" \) -prune \
       -o -newer "$stamp" -not -type d -print 2> /dev/null || true
+    find /usr /opt -xdev -newer "$stamp" -not -type d -print 2> /dev/null || true
     if [ -n "$test_home" ] && [ -d "$test_home" ]; then
       find "$test_home" -not -type d -print 2> /dev/null || true
     fi
