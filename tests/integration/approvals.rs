@@ -227,6 +227,59 @@ fn a_modern_approval_counts_only_for_the_call_mcpbox_asked_about_and_only_once()
     assert!(text(&hijack).contains("reserved for mcpbox's own questions"), "{hijack}");
 }
 
+/// One list of steps before any plugin starts (`host/src/mcp/call/steps.rs`): a marked tool
+/// waits for the person's yes whether the client calls it, a composer's code calls it, or the
+/// client's call would go on as a task; with the approval step switched off, all three ran.
+#[test]
+fn a_marked_tool_waits_for_the_yes_whoever_calls_it_and_however_it_would_run() {
+    let root = temp_dir();
+    let config = ConfigFile::new(&format!(
+        "plugins = [{:?}, {:?}]\n[[roots]]\npath = {:?}\nwritable = true\n[plugin.rounds]\napprove = [\"publish\"]\n\
+         [plugin.rounds.tasks.publish]\nafter_ms = 0\n[plugin.composer]\nroots = false\nmay_call = [\"rounds.publish\"]\n",
+        fixture("rounds"),
+        fixture("composer"),
+        root.path()
+    ));
+    let mut server = config.serve();
+    let asks_first = |result: &Value| {
+        result["resultType"] == "input_required"
+            && result["inputRequests"].as_object().is_some_and(|asked| asked.keys().eq(["mcpbox.approval"]))
+    };
+    // The client's own call.
+    let direct = server.result("tools/call", modern_call(json!({}), None, None));
+    // The same call from a request that declared tasks: the tool goes on as a task at once
+    // (`after_ms = 0`), but only after the steps.
+    let mut tasking = modern_call(json!({}), None, None);
+    tasking["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({ "io.modelcontextprotocol/tasks": {} });
+    let as_task = server.result("tools/call", tasking);
+    // A composer's code: a 2026-07-28 request has no place for the host's question inside
+    // another call, so the inner call is refused.
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({ "sampling": {}, "elicitation": {} });
+    let composed = server.result(
+        "tools/call",
+        json!({ "name": "composer.call", "arguments": { "tool": "rounds.publish", "arguments": {} }, "_meta": meta }),
+    );
+    let inner_refused = text(&composed).contains(
+        "refused: `rounds.publish` needs the person's yes before each call, which is asked only when the client calls it itself",
+    );
+    let ran_without_the_yes: Vec<&str> = [
+        ("the client's call", asks_first(&direct)),
+        ("the call that would go on as a task", asks_first(&as_task)),
+        ("the composer's call", inner_refused),
+    ]
+    .into_iter()
+    .filter_map(|(kind, held)| (!held).then_some(kind))
+    .collect();
+    assert!(
+        ran_without_the_yes.is_empty(),
+        "not held for the person's yes: {ran_without_the_yes:?}\ndirect: {direct}\nas a task: {as_task}\ncomposed: {composed}"
+    );
+    assert_schema("2026-07-28", "InputRequiredResult", &as_task);
+    assert_eq!(published(root.path()), "", "the plugin ran");
+}
+
 /// The official Python SDK answers mcpbox's approval questions through its elicitation
 /// callback: legacy sessions and 2026-07-28 rounds, over stdio and Streamable HTTP.
 #[test]

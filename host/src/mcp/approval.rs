@@ -29,6 +29,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::approved::{ApprovedTool, PRINCIPAL_SESSION, remember};
+use super::call::{Caller, Stop};
 use super::client::client_question;
 use super::era::Era;
 use super::request_state::{Approval, Round};
@@ -41,16 +42,6 @@ use crate::runtime::sandbox::ClientMethod;
 /// The input key of mcpbox's approval question in 2026-07-28 requests.
 pub(crate) const QUESTION_KEY: &str = "mcpbox.approval";
 
-/// What a call that needs an approval does.
-pub(crate) enum Gate {
-    /// Runs; with the id of the answer that approved it, to use up once it ran.
-    Open(Option<String>),
-    /// Refused: why, as an `isError` result.
-    Refused(CallToolResult),
-    /// 2026-07-28: the question, for the client to answer and repeat the request.
-    Ask(InputRequiredResult),
-}
-
 /// What the person chose.
 #[derive(Debug, PartialEq, Eq)]
 enum Choice {
@@ -59,30 +50,40 @@ enum Choice {
 }
 
 impl Session {
-    /// Whether tool `name` of `catalog` may run now, asking the person if its plugin's
-    /// `approve` covers it. `arguments` are the call's as canonical JSON text.
+    /// The call step (`call/steps.rs`) that lets `caller`'s call of tool `name` of `catalog` run
+    /// only with the person's yes, where its plugin's `approve` covers it: `Ok` with the id of
+    /// the answer that approved it (to use up once it ran), if one did. `arguments` are the
+    /// call's as canonical JSON text.
     pub(crate) async fn approval_gate(
         &self,
+        caller: Caller,
         context: &RequestContext<RoleServer>,
         catalog: &Catalog,
         name: &str,
         arguments: &str,
         round: Option<&mut Round>,
-    ) -> Result<Gate, McpError> {
-        let Some(entry) = catalog.tool(name) else { return Ok(Gate::Open(None)) };
-        let Some(plugin) = catalog.plugins().get(entry.plugin) else { return Ok(Gate::Open(None)) };
+    ) -> Result<Option<String>, Stop> {
+        let Some(entry) = catalog.tool(name) else { return Ok(None) };
+        let Some(plugin) = catalog.plugins().get(entry.plugin) else { return Ok(None) };
         let local = &entry.item.descriptor.name;
         if !plugin.approve.needs(local) || crate::switched_off!("approvals.gate") {
-            return Ok(Gate::Open(None));
+            return Ok(None);
+        }
+        let era = Era::of(context);
+        if caller == Caller::Tool && era.is_modern() {
+            // A 2026-07-28 round has no place for the host's own question inside another call.
+            let why = format!(
+                "`{name}` needs the person's yes before each call, which is asked only when the client calls it itself"
+            );
+            return Err(Stop::Error(McpError::invalid_request(why, None)));
         }
         let tool =
             ApprovedTool { plugin: plugin.name.to_string(), tool: local.clone(), fingerprint: plugin.fingerprint };
-        let era = Era::of(context);
         let principal = self.principal(context).map(|p| p.key().to_owned());
         // A session: a legacy session, a connection (stdio, WebSocket), or a signed-in principal.
         let has_session = !era.is_modern() || self.connection || principal.is_some();
         if self.approved_for_session(&tool, era, principal.as_deref()) {
-            return Ok(Gate::Open(None));
+            return Ok(None);
         }
         let capabilities = match era.is_modern() {
             true => context.meta.client_capabilities(),
@@ -91,7 +92,7 @@ impl Session {
         if !capabilities.as_ref().is_some_and(asks_forms) {
             let why = "the client cannot ask its user (it declares no form elicitation)";
             let _ = noted::<()>(context, Err(why.to_owned()));
-            return Ok(Gate::Refused(refused(name, why)));
+            return Err(Stop::Refused(refused(name, why)));
         }
         let version = context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default();
         let params = self.question(plugin, local, name, arguments, has_session, &version);
@@ -102,15 +103,15 @@ impl Session {
         };
         if !era.is_modern() {
             let answer = self.ask_peer(context, params).await;
-            return Ok(match noted(context, answer.and_then(|answer| choice(&answer, has_session))) {
+            return match noted(context, answer.and_then(|answer| choice(&answer, has_session))) {
                 Ok(choice) => {
                     remember(choice);
-                    Gate::Open(None)
+                    Ok(None)
                 }
-                Err(why) => Gate::Refused(refused(name, &why)),
-            });
+                Err(why) => Err(Stop::Refused(refused(name, &why))),
+            };
         }
-        let Some(round) = round else { return Ok(Gate::Refused(refused(name, "this request cannot ask"))) };
+        let Some(round) = round else { return Err(Stop::Refused(refused(name, "this request cannot ask"))) };
         round.principal.clone_from(&principal);
         let approvals = &self.state.approvals;
         let sealed = match self.state.state_keys.approval(round)? {
@@ -121,18 +122,18 @@ impl Session {
         match sealed {
             Some(Approval::Granted { id }) if !approvals.used(&id) => {
                 round.approval = Some(Approval::Granted { id: id.clone() });
-                return Ok(Gate::Open(Some(id)));
+                return Ok(Some(id));
             }
             Some(Approval::Asked { id }) if !approvals.used(&id) => {
                 if let Some(answer) = round.new_answer(QUESTION_KEY) {
-                    return Ok(match noted(context, choice(answer, has_session)) {
+                    return match noted(context, choice(answer, has_session)) {
                         Ok(choice) => {
                             remember(choice);
                             round.approval = Some(Approval::Granted { id: id.clone() });
-                            Gate::Open(Some(id))
+                            Ok(Some(id))
                         }
-                        Err(why) => Gate::Refused(refused(name, &why)),
-                    });
+                        Err(why) => Err(Stop::Refused(refused(name, &why))),
+                    };
                 }
             }
             // No state, a state from before the question, or one whose call ran: ask (again).
@@ -146,7 +147,7 @@ impl Session {
         questions.request_state =
             Some(self.state.state_keys.seal(round, &InputResponses::new(), &Default::default(), None, &[])?);
         let _ = noted::<()>(context, Err("pending: returned to the client".to_owned()));
-        Ok(Gate::Ask(questions))
+        Err(Stop::Ask(questions))
     }
 
     fn approved_for_session(&self, tool: &ApprovedTool, era: Era, principal: Option<&str>) -> bool {

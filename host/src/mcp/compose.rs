@@ -1,11 +1,11 @@
 //! Tools that call tools (WIT 0.1.4 `host.call-tool`): the protocol layer's side of an inner
-//! call. The sandbox has already applied the caller's `may_call`; here every call is checked as
-//! if the client had made it, for the same principal: a tool that is served and meant for the
-//! model (an MCP App's app-only tool never is: `_meta.ui.visibility` without `"model"`), the
-//! principal's entitlements and limits (`gate.rs`), the person's yes (`approval.rs`); then the
-//! callee runs in a fresh instance of its own plugin with its own grants (the catalog's call,
-//! as for the client), within what is left of the caller's time, cancelled with it, its logs
-//! and questions going where the caller's go.
+//! call. The sandbox has already applied the caller's `may_call`; here every call takes the
+//! steps of the client's own (`call/steps.rs`: a tool served and meant for the model, the
+//! principal's entitlements and limits, its linked accounts, the person's yes), for the same
+//! principal, and what would ask the client is refused instead; then the callee runs in a fresh
+//! instance of its own plugin with its own grants (the catalog's call, as for the client),
+//! within what is left of the caller's time, cancelled with it, its logs and questions going
+//! where the caller's go. What is this file's own: the bounds below and the record of results.
 //!
 //! Bounds (a hostile composer must not turn one request into a storm): at most [`MAX_DEPTH`]
 //! calls deep, at most [`MAX_CALLS_PER_REQUEST`] inner calls under one client request (and
@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
-use super::approval::Gate;
+use super::call::{Caller, Stop};
 use super::client::InnerClient;
 use super::convert;
 use super::era::Era;
@@ -257,43 +257,18 @@ async fn run(
         return refuse(format!("this request made {MAX_CALLS_PER_REQUEST} calls of other tools already"));
     }
     let catalog = session.state.catalog();
-    let listed = session.state.lists(&catalog).ok().and_then(|lists| {
-        let at = lists.tools.binary_search_by(|tool| tool.name.as_ref().cmp(name.as_str())).ok()?;
-        Some(lists.tools[at].meta.clone())
-    });
-    let unknown = || CallError::UnknownTool { name: name.clone() }.to_string();
-    let Some(meta) = listed else { return refuse(unknown()) };
-    if !for_the_model(meta.as_ref()) {
-        // As unknown: an app-only tool is not one a model's code can learn of.
-        return refuse(unknown());
-    }
-    // The principal's entitlements and limits, as for its own call (a hidden tool is unknown,
-    // a refused one names the scope); the pass is held meanwhile.
-    let principal_carried = !crate::switched_off!("compose.principal-carried");
-    let _pass = match session.admit(&context, &catalog, Kind::Tool, &name).await {
-        Ok(pass) => Some(pass),
-        Err(_) if !principal_carried => None,
-        Err(error) => return refuse(error.message.to_string()),
-    };
     let arguments_text = arguments.to_string();
-    // The person's yes: asked like a direct call's in a legacy session; a 2026-07-28 round has
-    // no place for the host's own question inside another call, so the call is refused there.
-    let approved = if catalog.tool_plugin(&name).is_some_and(|plugin| {
-        catalog.tool(&name).is_some_and(|entry| plugin.approve.needs(&entry.item.descriptor.name))
-    }) && Era::of(&context).is_modern()
-        && !crate::switched_off!("approvals.gate")
-    {
-        return refuse(format!(
-            "`{name}` needs the person's yes before each call, which is asked only when the client calls it itself"
-        ));
-    } else {
-        match session.approval_gate(&context, &catalog, &name, &arguments_text, None).await {
-            Ok(Gate::Open(approved)) => approved,
-            Ok(Gate::Refused(result)) => return (Ok(json!(result)), log),
-            Ok(Gate::Ask(_)) => return refuse(format!("`{name}` needs the person's yes, which cannot be asked here")),
-            Err(error) => return refuse(error.message.to_string()),
+    // Known, admitted, linked, approved (`call/steps.rs`): the steps of the client's own call,
+    // for the same principal. Whatever would ask the client is refused here instead.
+    let ready = match session.tool_call_steps(Caller::Tool, &context, &catalog, &name, &arguments_text, None).await {
+        Ok(ready) => ready,
+        Err(Stop::Refused(result)) => return (Ok(json!(result)), log),
+        Err(Stop::Error(error)) => return refuse(error.message.to_string()),
+        Err(Stop::Ask(_)) => {
+            return refuse(format!("`{name}` needs an answer from the client, which cannot be asked here"));
         }
     };
+    let principal_carried = !crate::switched_off!("compose.principal-carried");
     let at = tree.places.fetch_add(1, Ordering::Relaxed);
     let call = call_digest(&name, &arguments);
     if let Some(recorded) = tree.replay(at, &call) {
@@ -317,8 +292,8 @@ async fn run(
     deeper.push(name.clone());
     scope.tools = Some(Arc::new(InnerCalls::new(session.clone(), context.clone(), &scope, deeper, tree.clone())));
     let called = catalog.call_tool(&name, arguments_text, scope).await;
-    if let (true, Some(id)) = (called.is_ok(), &approved) {
-        session.state.approvals.use_up(id);
+    if called.is_ok() {
+        ready.ran(&session);
     }
     let result = match called {
         Ok(result) => match convert::call_result(result, Era::of(&context).dialect()) {

@@ -19,6 +19,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 
+use super::call::Stop;
 use super::era::Era;
 use super::request_state::Round;
 use super::session::Session;
@@ -27,35 +28,30 @@ use crate::runtime::Catalog;
 /// How long a 2026-07-28 retry that accepted the link waits for the account.
 const LINK_WAIT: Duration = Duration::from_secs(60);
 
-/// What a call that needs a link answers instead of running.
-pub(crate) enum LinkFirst {
-    Error(McpError),
-    Result(CallToolResult),
-    Ask(InputRequiredResult),
-}
-
 /// The input key of mcpbox's own question for `client`'s link.
 fn question_key(client: &str) -> String {
     format!("mcpbox.link.{client}")
 }
 
 impl Session {
-    /// `None` when the plugin behind tool `name` needs no account the caller has not linked.
+    /// The call step (`call/steps.rs`) that stops a call of tool `name` whose plugin needs an
+    /// account the caller has not linked. `round` is the 2026-07-28 round of a client's call:
+    /// without one (a tool's call), the link is named in a refusal instead of asked for.
     pub(crate) async fn link_first(
         &self,
         context: &RequestContext<RoleServer>,
         catalog: &Catalog,
         name: &str,
         round: Option<&mut Round>,
-    ) -> Result<Option<LinkFirst>, McpError> {
-        let (Some(vault), Some(plugin)) = (&self.state.vault, catalog.tool_plugin(name)) else { return Ok(None) };
+    ) -> Result<(), Stop> {
+        let (Some(vault), Some(plugin)) = (&self.state.vault, catalog.tool_plugin(name)) else { return Ok(()) };
         let clients = plugin.policy.linked_clients();
         if clients.is_empty() {
-            return Ok(None);
+            return Ok(());
         }
         let Some(principal) = self.principal(context) else {
             let why = format!("`{name}` sends each caller's own token and needs a signed-in caller ([auth])");
-            return Ok(Some(LinkFirst::Error(McpError::invalid_request(why, None))));
+            return Err(Stop::Error(McpError::invalid_request(why, None)));
         };
         let unavailable =
             |why: String| McpError::internal_error(format!("the token vault is unavailable: {why}"), None);
@@ -70,14 +66,14 @@ impl Session {
                 missing = vault.missing(&principal, &clients).await.map_err(unavailable)?;
             }
         }
-        let Some(client) = missing.first() else { return Ok(None) };
+        let Some(client) = missing.first() else { return Ok(()) };
         let (id, url) = vault.new_link(&principal, client).await.map_err(unavailable)?;
         let message = format!(
             "`{name}` calls a service with your own account at `{client}`, which is not linked yet: open the link, \
              sign in, and allow it; then call again."
         );
         if era.is_modern() {
-            let Some(round) = round else { return Ok(Some(LinkFirst::Result(error_result(&message, &url)))) };
+            let Some(round) = round else { return Err(Stop::Refused(error_result(&message, &url))) };
             let request = json!({ "method": "elicitation/create",
                 "params": { "mode": "url", "message": message, "url": url, "elicitationId": id } });
             let request: InputRequest = serde_json::from_value(request)
@@ -87,7 +83,7 @@ impl Session {
             round.principal = Some(principal.key().to_owned());
             questions.request_state =
                 Some(self.state.state_keys.seal(round, &InputResponses::new(), &Default::default(), None, &[])?);
-            return Ok(Some(LinkFirst::Ask(questions)));
+            return Err(Stop::Ask(questions));
         }
         let url_elicitation = context
             .peer
@@ -97,13 +93,9 @@ impl Session {
         if url_elicitation {
             let data =
                 json!({ "elicitations": [{ "mode": "url", "elicitationId": id, "url": url, "message": message }] });
-            return Ok(Some(LinkFirst::Error(McpError::new(
-                ErrorCode(-32042),
-                format!("{message} {url}"),
-                Some(data),
-            ))));
+            return Err(Stop::Error(McpError::new(ErrorCode(-32042), format!("{message} {url}"), Some(data))));
         }
-        Ok(Some(LinkFirst::Result(error_result(&message, &url))))
+        Err(Stop::Refused(error_result(&message, &url)))
     }
 }
 

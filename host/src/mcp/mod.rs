@@ -6,6 +6,8 @@
 //!   `lists`: the list requests; `instructions`: the server's `instructions`;
 //! - `running`: the requests that run a plugin (`tools/call`, `resources/read`, `prompts/get`)
 //!   inside the span `observe` opens per request; `audited`: each call's audit line;
+//! - `call`: the steps every call of a tool takes before its plugin starts, whoever calls
+//!   it (the client, a composer's code) and however it would run (at once, as a task);
 //! - `state`: [`McpState`], what every connection shares;
 //! - `era`: everything that differs between the eras for one request;
 //! - `scope`, `roots`, `client`, `events`: a request's call scope: directories from the
@@ -34,6 +36,7 @@ mod approval;
 mod approved;
 mod apps;
 mod audited;
+mod call;
 mod client;
 mod compose;
 mod convert;

@@ -12,18 +12,16 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::approval::Gate;
+use super::call::Caller;
 use super::compose::CalledTool;
 use super::convert;
 use super::era::Era;
 use super::errors::{request_error, tool_failure};
-use super::link::LinkFirst;
 use super::request_state::Round;
 use super::session::Session;
 use super::skills;
 use super::tasks;
 use crate::access::Kind;
-use crate::runtime::CallError;
 use crate::runtime::sandbox::MetaSink;
 use crate::runtime::sandbox::budget::OutputHold;
 
@@ -40,43 +38,22 @@ impl Session {
         // Its inner calls may not call it again (a cycle; `compose.rs`).
         context.extensions.insert(CalledTool(name.clone()));
         let catalog = self.state.catalog();
-        // Unknown before any question: a client is never asked for roots to learn that.
-        if catalog.tool(&name).is_none() {
-            if crate::switched_off!("metrics.unknown-names-uncounted") {
-                crate::telemetry::metrics::metrics().tool_call("chaos", &name, "unknown", Default::default(), 0);
-            }
-            return Err(request_error(CallError::UnknownTool { name }));
-        }
-        let _pass = self.admit(&context, &catalog, Kind::Tool, &name).await?;
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let mut round =
             Round::of(&context, "tools/call", &name, &arguments, request.request_state, request.input_responses);
-        // An account the caller must link first: asked before the plugin starts.
-        match self.link_first(&context, &catalog, &name, round.as_mut()).await? {
-            None => {}
-            Some(LinkFirst::Error(error)) => return Err(error),
-            Some(LinkFirst::Result(result)) => return Ok(CallToolResponse::from(result)),
-            Some(LinkFirst::Ask(questions)) => return Ok(CallToolResponse::InputRequired(questions)),
-        }
-        // The person's yes, when the operator asks for it: before the plugin starts.
-        let approved = match self.approval_gate(&context, &catalog, &name, &arguments, round.as_mut()).await? {
-            Gate::Open(approved) => approved,
-            Gate::Refused(result) => return Ok(CallToolResponse::from(result)),
-            Gate::Ask(questions) => return Ok(CallToolResponse::InputRequired(questions)),
-        };
-        // Used up once the call runs to an end (or goes on as a task): its answer approves it once.
-        let use_up = |ran: bool| {
-            if let (true, Some(id)) = (ran, &approved) {
-                self.state.approvals.use_up(id);
-            }
-        };
+        // Known, admitted, linked, approved (`call/steps.rs`): the same steps as a tool's call.
+        let ready =
+            match self.tool_call_steps(Caller::Client, &context, &catalog, &name, &arguments, round.as_mut()).await {
+                Ok(ready) => ready,
+                Err(stop) => return stop.answer(),
+            };
         if let Some((policy, plugin)) = catalog.task_policy(&name) {
             // extensions/tasks §Capability Negotiation: a task only for a request that declared
             // the extension (legacy sessions never can); a tool that must be one is refused.
             let era = Era::of(&context);
             if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
                 let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
-                use_up(true);
+                ready.ran(self);
                 return self.call_tool_as_task(name, arguments, round, tool, context).await;
             }
             if policy.required && !crate::switched_off!("tasks.required-refused") {
@@ -88,7 +65,9 @@ impl Session {
         let called =
             self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
         let called = called.await?;
-        use_up(called.is_ok());
+        if called.is_ok() {
+            ready.ran(self);
+        }
         let result = match called {
             Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
             Ok(Ok(result)) => {

@@ -11,6 +11,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{InputRequiredResult, InputResponses};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::client::{PeerClient, ReplayClient};
 use super::compose::Recorded;
@@ -103,26 +104,9 @@ impl Session {
             let view = self.roots.view(&self.state.operator_grants).await;
             (view, Arc::new(PeerClient::new(context.peer.clone())) as Arc<dyn ClientRequests>, None)
         };
-        let principal = self.principal(context);
-        let mut scope = CallScope {
-            grants: view.grants,
-            client_roots: view.client_roots,
-            cancel: context.ct.clone(),
-            timeout: None,
-            events: None,
-            client: Some(client),
-            resource_updated: Some(self.resource_updated.clone()),
-            // The catalog names the called plugin's URIs.
-            owned_uris: None,
-            output_hold: None,
-            principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
-            caller: principal.as_ref().map(|p| p.caller().clone()),
-            linked: self.state.linked(principal.as_ref()),
-            effects: super::audited::effects(context),
-            // The `_meta` the guest sets for its result, where the handler asked for it.
-            meta: context.extensions.get::<Arc<MetaSink>>().cloned(),
-            tools: None,
-        };
+        // The `_meta` the guest sets for its result, where the handler asked for it.
+        let meta = context.extensions.get::<Arc<MetaSink>>().cloned();
+        let mut scope = self.call_scope(context, view, client, context.ct.clone(), meta);
         // The other tools its guest may call (WIT 0.1.4), with what earlier rounds completed.
         let tree = Tree::new(opened.as_ref().map(|opened| opened.calls.clone()).unwrap_or_default());
         let chain = context.extensions.get::<CalledTool>().map(|called| vec![called.0.clone()]).unwrap_or_default();
@@ -150,6 +134,40 @@ impl Session {
             return Ok(Err(questions));
         }
         Ok(Ok(output))
+    }
+
+    /// The scope of a call this request makes, as every kind of call starts it (a call that goes
+    /// on as a task too: `tasks/call.rs`): its directories `view`, its guest's questions going
+    /// to `client`, stopped by `cancel`, made for the request's principal with its linked
+    /// accounts, its effects recorded for the audit, the `_meta` its guest sets going to `meta`.
+    /// Its time limit, events and inner calls are the caller's to set.
+    pub(crate) fn call_scope(
+        &self,
+        context: &RequestContext<RoleServer>,
+        view: FsView,
+        client: Arc<dyn ClientRequests>,
+        cancel: CancellationToken,
+        meta: Option<Arc<MetaSink>>,
+    ) -> CallScope {
+        let principal = self.principal(context);
+        CallScope {
+            grants: view.grants,
+            client_roots: view.client_roots,
+            cancel,
+            timeout: None,
+            events: None,
+            client: Some(client),
+            resource_updated: Some(self.resource_updated.clone()),
+            // The catalog names the called plugin's URIs.
+            owned_uris: None,
+            output_hold: None,
+            principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
+            caller: principal.as_ref().map(|p| p.caller().clone()),
+            linked: self.state.linked(principal.as_ref()),
+            effects: super::audited::effects(context),
+            meta,
+            tools: None,
+        }
     }
 
     /// A 2026-07-28 request's round: its `requestState` opened (the JSON-RPC error if it does

@@ -100,27 +100,13 @@ impl Session {
             // Too many tasks held: the call is refused rather than run past its time limit.
             return Err(McpError::internal_error(format!("cannot start a task for `{name}`: {refused}"), None));
         }
-        let principal = self.principal(&context);
         let meta = Arc::new(MetaSink::default());
         let tree = Tree::new(open.calls.clone());
-        let mut scope = CallScope {
-            grants: open.view.grants.clone(),
-            client_roots: open.view.client_roots.clone(),
-            cancel: shared.cancel.clone(),
-            timeout: Some(tasks.settings.deadline),
-            events: None,
-            client: Some(Arc::new(TaskClient(shared.clone()))),
-            resource_updated: Some(self.resource_updated.clone()),
-            owned_uris: None,
-            output_hold: None,
-            principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
-            caller: principal.as_ref().map(|p| p.caller().clone()),
-            linked: self.state.linked(principal.as_ref()),
-            // The `_meta` the guest sets goes with the result, stored in the task or returned.
-            meta: Some(meta.clone()),
-            effects: crate::mcp::audited::effects(&context),
-            tools: None,
-        };
+        // Stopped by the task's own cancellation, under the task deadline; the `_meta` the guest
+        // sets goes with the result, stored in the task or returned.
+        let client = Arc::new(TaskClient(shared.clone()));
+        let mut scope = self.call_scope(&context, open.view.clone(), client, shared.cancel.clone(), Some(meta.clone()));
+        scope.timeout = Some(tasks.settings.deadline);
         // Its guest's calls of other tools (WIT 0.1.4): their questions wait like its own.
         let inner = InnerCalls::new(self.clone(), context.clone(), &scope, vec![name.clone()], tree.clone());
         scope.tools = Some(Arc::new(inner));
