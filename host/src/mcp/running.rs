@@ -1,6 +1,6 @@
 //! The requests that run a plugin (`tools/call`, `resources/read`, `prompts/get`), as handled
-//! inside their spans (`observe.rs`, entered from `handler.rs`): admission, the rounds of a
-//! 2026-07-28 request, the person's yes and linked accounts first, then the catalog call in the
+//! inside their spans (`observe.rs`, entered from `handler.rs`): the steps before a plugin starts
+//! (`call/steps.rs`), the rounds of a 2026-07-28 request, then the catalog call in the
 //! request's scope, and the answer with the `_meta` the guest set (WIT 0.1.3).
 
 use std::sync::Arc;
@@ -12,11 +12,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::call::Caller;
+use super::call::{Caller, call_outcome};
 use super::compose::CalledTool;
 use super::convert;
 use super::era::Era;
-use super::errors::{request_error, tool_failure};
+use super::errors::request_error;
 use super::request_state::Round;
 use super::session::Session;
 use super::skills;
@@ -27,15 +27,17 @@ use crate::runtime::sandbox::budget::OutputHold;
 
 /// The requests that run a plugin, as handled inside their spans (`observe.rs`).
 impl Session {
+    /// `tools/call`, step by step.
     pub(crate) async fn run_tool(
         &self,
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Where the guest's `_meta` for its result goes, and the tool its inner calls may not
+        // call again (a cycle; `compose.rs`).
         let meta = Arc::new(MetaSink::default());
         context.extensions.insert(meta.clone());
         let name = request.name.to_string();
-        // Its inner calls may not call it again (a cycle; `compose.rs`).
         context.extensions.insert(CalledTool(name.clone()));
         let catalog = self.state.catalog();
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
@@ -47,37 +49,23 @@ impl Session {
                 Ok(ready) => ready,
                 Err(stop) => return stop.answer(),
             };
-        if let Some((policy, plugin)) = catalog.task_policy(&name) {
-            // extensions/tasks §Capability Negotiation: a task only for a request that declared
-            // the extension (legacy sessions never can); a tool that must be one is refused.
-            let era = Era::of(&context);
-            if era.is_modern() && tasks::declared(context.meta.client_capabilities().as_ref()) {
-                let tool = tasks::TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() };
-                ready.ran(self);
-                return self.call_tool_as_task(name, arguments, round, tool, context).await;
-            }
-            if policy.required && !crate::switched_off!("tasks.required-refused") {
-                return Err(tasks::extension_required());
-            }
+        // A task, where the operator lets the tool be one and the request declared tasks.
+        if let Some(tool) = tasks::task_for(&context, &catalog, &name)? {
+            ready.ran(self);
+            return self.call_tool_as_task(name, arguments, round, tool, context).await;
         }
-        // The result's share of the output all calls may hold is kept until it is converted.
+        // The run, in the request's scope; the result's share of the output all calls may hold
+        // is kept until it is converted.
         let hold = OutputHold::default();
         let called =
             self.with_scope(&context, round, |scope| catalog.call_tool(&name, arguments, scope.holding(&hold)));
-        let called = called.await?;
-        if called.is_ok() {
-            ready.ran(self);
-        }
-        let result = match called {
-            Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
-            Ok(Ok(result)) => {
-                let mut result = convert::call_result(result, Era::of(&context).dialect())?;
-                result.meta = meta.take_result().map(MetaObject);
-                result
+        match called.await? {
+            Err(questions) => Ok(CallToolResponse::InputRequired(questions)),
+            Ok(outcome) => {
+                ready.ran(self);
+                call_outcome(&name, outcome, Era::of(&context).dialect(), &meta).map(CallToolResponse::from)
             }
-            Ok(Err(error)) => tool_failure(&name, error)?,
-        };
-        Ok(CallToolResponse::from(result))
+        }
     }
 
     pub(crate) async fn run_read(

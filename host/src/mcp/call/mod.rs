@@ -4,12 +4,15 @@
 //! `tasks/call.rs` only after the same steps); and the one outcome of a step that stops a call.
 //!
 //! - `steps`: the steps in their order (known, admitted, linked, approved), [`Caller`] (who
-//!   calls), [`Stop`] (what a call answers instead of running) and [`Ready`] (what a call they
-//!   let through holds until it ran).
+//!   calls), [`Stop`] (what a call answers instead of running) and `Ready` (what a call they
+//!   let through holds until it ran);
+//! - `outcome`: what a call that ran answers, at once or stored in its task.
 //!
 //! The rule of this room: a check that must hold before a plugin starts is a step here, and
 //! nowhere else; the callers only word a [`Stop`] for their own kind of answer.
 
+mod outcome;
 mod steps;
 
+pub(crate) use outcome::call_outcome;
 pub(crate) use steps::{Caller, Stop};

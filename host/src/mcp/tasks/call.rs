@@ -24,8 +24,8 @@ use super::client::TaskClient;
 use super::requests::Tasks;
 use super::shared::{Phase, Shared};
 use super::wire;
+use crate::mcp::call::call_outcome;
 use crate::mcp::compose::{InnerCalls, Tree};
-use crate::mcp::convert;
 use crate::mcp::era::{Dialect, Era};
 use crate::mcp::errors::tool_failure;
 use crate::mcp::request_state::Round;
@@ -36,7 +36,7 @@ use crate::runtime::grants::plugin_config::ToolTasks;
 use crate::runtime::sandbox::budget::OutputHold;
 use crate::runtime::sandbox::{GuestEvent, MetaSink};
 use crate::runtime::tasks::{TaskChange, TaskState, TaskStoreError};
-use crate::runtime::{CallError, CallScope};
+use crate::runtime::{CallError, CallScope, Catalog};
 
 /// Stops an ordinary call whose request went away (the client disconnected or cancelled);
 /// a detached call goes on.
@@ -58,6 +58,24 @@ pub(crate) struct TaskTool {
     pub(crate) time_limit: Duration,
     /// The plugin, for errors.
     pub(crate) plugin: Arc<str>,
+}
+
+/// The task `name`'s call goes on as (extensions/tasks §Capability Negotiation), if any: where
+/// the operator lets the tool be one and the request declared the extension (legacy sessions
+/// never can). A tool that must be one is refused to a request that did not declare it.
+pub(crate) fn task_for(
+    context: &RequestContext<RoleServer>,
+    catalog: &Catalog,
+    name: &str,
+) -> Result<Option<TaskTool>, McpError> {
+    let Some((policy, plugin)) = catalog.task_policy(name) else { return Ok(None) };
+    if Era::of(context).is_modern() && super::requests::declared(context.meta.client_capabilities().as_ref()) {
+        return Ok(Some(TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() }));
+    }
+    if policy.required && !crate::switched_off!("tasks.required-refused") {
+        return Err(super::requests::extension_required());
+    }
+    Ok(None)
 }
 
 /// What a finished call hands the request that still waits for it.
@@ -244,24 +262,6 @@ fn task_outcome(
             "failed".to_owned(),
         ),
         Err(error) => (TaskState::Failed(failure(&error)), error.message.to_string()),
-    }
-}
-
-/// A finished call as `tools/call` answers it: its result with the `_meta` the guest set (a
-/// failure the model should see as one with `isError`), or the JSON-RPC error.
-fn call_outcome(
-    name: &str,
-    outcome: Result<CallResult, CallError>,
-    dialect: Dialect,
-    meta: &MetaSink,
-) -> Result<rmcp::model::CallToolResult, McpError> {
-    match outcome {
-        Ok(result) => {
-            let mut result = convert::call_result(result, dialect)?;
-            result.meta = meta.take_result().map(rmcp::model::MetaObject);
-            Ok(result)
-        }
-        Err(error) => tool_failure(name, error),
     }
 }
 

@@ -19,5 +19,5 @@ mod requests;
 mod shared;
 mod wire;
 
-pub(crate) use call::TaskTool;
-pub(crate) use requests::{Tasks, declared, extension_required};
+pub(crate) use call::task_for;
+pub(crate) use requests::Tasks;
