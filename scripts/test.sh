@@ -83,13 +83,15 @@ export HOME="$test_home" TMPDIR="$test_tmp"
 # Each test's wall time (tests/integration/common/clock.rs); the ten slowest are printed after.
 export MCPBOX_TEST_TIMES="$root/target/test-times.tsv"
 rm -f "$MCPBOX_TEST_TIMES"
-# One test more at a time than there are cores: a test waiting on a server it started, a
-# client, a child process or a build's download leaves its core to the next (two at a time on
-# two cores kept 1.48 of them busy, 2026-11-29). The guests were built above, for every test
-# process to use as they are (tests/integration/common/mod.rs, `guests`): none asks cargo
-# again, whose lock on the guests' target directory the guest unit tests hold meanwhile.
+# As many tests at a time as there are cores (libtest's default). One more kept the cores
+# busier (1.86 of 2 instead of 1.48, with the guests' unit tests beside) and the phase no
+# shorter (489 s against 475, 2026-11-29, quiet fresh clones): the tests then compile the same
+# components at once more often, and each took half as long again, the margin a busy machine
+# needs. The guests were built above, for every test process to use as they are
+# (tests/integration/common/mod.rs, `guests`): none asks cargo again, whose lock on the guests'
+# target directory their unit tests hold meanwhile.
 status=0
-RUST_TEST_THREADS=$(( $(nproc) + 1 )) MCPBOX_TEST_GUESTS_BUILT=1 cargo test --workspace --features failpoints || status=$?
+MCPBOX_TEST_GUESTS_BUILT=1 cargo test --workspace --features failpoints || status=$?
 unset MCPBOX_TEST_TIMES
 echo "test.sh: the ten slowest tests (seconds):" >&2
 # sed reads the whole list: `head` would leave sort writing into a closed pipe, and pipefail
