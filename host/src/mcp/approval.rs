@@ -54,7 +54,7 @@ impl Session {
     /// only with the person's yes, where its plugin's `approve` covers it: `Ok` with the id of
     /// the answer that approved it (to use up once it ran), if one did. `arguments` are the
     /// call's as canonical JSON text.
-    pub(crate) async fn approval_gate(
+    pub(crate) async fn approval(
         &self,
         caller: Caller,
         context: &RequestContext<RoleServer>,

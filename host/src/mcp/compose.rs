@@ -30,12 +30,12 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
+use super::admission;
 use super::call::{Caller, Stop};
 use super::client::InnerClient;
 use super::convert;
 use super::era::Era;
 use super::errors::tool_failure;
-use super::gate;
 use super::session::Session;
 use crate::access::Kind;
 use crate::runtime::CallError;
@@ -164,7 +164,9 @@ impl ToolCalls for InnerCalls {
         let Ok(lists) = self.session.state.lists(&catalog) else { return Vec::new() };
         let tools = match self.session.list_filter(&self.context) {
             None => lists.tools.clone(),
-            Some(filter) => gate::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name),
+            Some(filter) => {
+                admission::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name)
+            }
         };
         // Only what a call from here could run: a tool on the stack would be a cycle.
         tools

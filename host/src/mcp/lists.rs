@@ -1,6 +1,6 @@
 //! The list requests (`tools/list`, `prompts/list`, `resources/list`,
 //! `resources/templates/list`): pages of the lists converted once per catalog (`state.rs`), or,
-//! for a principal whose entitlements filter them (`gate.rs`), of what it may use; with the
+//! for a principal whose entitlements filter them (`admission.rs`), of what it may use; with the
 //! 2026-07-28 caching hints.
 
 use rmcp::ErrorData as McpError;
@@ -10,10 +10,10 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use super::admission;
 use super::convert;
 use super::era::Era;
 use super::errors::request_error;
-use super::gate;
 use super::paging::page;
 use super::session::Session;
 use crate::access::{Item, Kind, Verdict};
@@ -47,7 +47,8 @@ macro_rules! static_list {
         match $session.list_filter($context) {
             None => static_page!($result, &lists.$field, false, |item| &item.name, $request, $context, size),
             Some(filter) => {
-                let visible = gate::visible(&filter, &catalog, catalog.$field(), &lists.$field, $kind, $entry_name);
+                let visible =
+                    admission::visible(&filter, &catalog, catalog.$field(), &lists.$field, $kind, $entry_name);
                 static_page!($result, &visible, true, |item| &item.name, $request, $context, size)
             }
         }

@@ -18,7 +18,7 @@
 //! - `request_state`: the sealed `requestState` of multi round-trip requests;
 //! - `tasks`: the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`, and calls
 //!   that go on as tasks);
-//! - `gate`: where the handler applies access control (`crate::access`: tokens, principals,
+//! - `admission`: where the handler applies access control (`crate::access`: tokens, principals,
 //!   entitlements, limits) and words its refusals as JSON-RPC errors;
 //! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
 //!   the client's own, its completed results kept across a request's rounds;
@@ -32,6 +32,7 @@
 //! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
 //! - [`transport`]: stdio and Streamable HTTP.
 
+mod admission;
 mod approval;
 mod approved;
 mod apps;
@@ -43,7 +44,6 @@ mod convert;
 mod era;
 mod errors;
 mod events;
-mod gate;
 mod handler;
 mod health;
 mod instructions;

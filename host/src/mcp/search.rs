@@ -2,7 +2,7 @@
 //! tool, `tools/list` shows two, `search_tools` (by name, title and description, ranked; no
 //! model, no download) and `call_tool` (a found tool by name), so a client with hundreds of
 //! tools does not put them all into its model's context. What a search finds is what the
-//! principal may use (`gate.rs`'s list filter) and what a model may call (never an MCP App's
+//! principal may use (`admission.rs`'s list filter) and what a model may call (never an MCP App's
 //! app-only tool, `compose::for_the_model`); `call_tool` is the client's own call of the named
 //! tool, with every check a direct call gets (`handler.rs` unwraps it before anything else).
 //! Tools stay callable by their own names for clients that know them.
@@ -14,8 +14,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObjec
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::admission;
 use super::compose::for_the_model;
-use super::gate;
 use super::session::Session;
 use crate::access::Kind;
 use crate::runtime::CallError;
@@ -119,7 +119,9 @@ impl Session {
         let lists = self.state.lists(&catalog)?;
         let tools = match self.list_filter(context) {
             None => lists.tools.clone(),
-            Some(filter) => gate::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name),
+            Some(filter) => {
+                admission::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name)
+            }
         };
         Ok(tools.into_iter().filter(|tool| for_the_model(tool.meta.as_ref())).collect())
     }

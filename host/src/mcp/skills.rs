@@ -16,8 +16,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::admission::refused;
 use super::era::Era;
-use super::gate::refused;
 use super::paging::page;
 use super::session::Session;
 use crate::access::{Item, Kind, Verdict};

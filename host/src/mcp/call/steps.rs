@@ -1,6 +1,6 @@
 //! The steps before a tool's plugin starts, in their order: the tool is known (to a composer's
 //! code, only one meant for a model), the principal is admitted (entitlement, then limits:
-//! `gate.rs`), the accounts its plugin sends the caller's own token to are linked (`link.rs`),
+//! `admission.rs`), the accounts its plugin sends the caller's own token to are linked (`link.rs`),
 //! and the person said yes where the operator asks for it (`approval.rs`). Every kind of call
 //! takes them through [`Session::tool_call_steps`] and nowhere else, so a step added here holds
 //! for the client's calls, for inner calls and for calls that go on as tasks alike
@@ -13,9 +13,9 @@ use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
 use rmcp::service::{RequestContext, RoleServer};
 
 use crate::access::Kind;
+use crate::mcp::admission::Pass;
 use crate::mcp::compose::for_the_model;
 use crate::mcp::errors::request_error;
-use crate::mcp::gate::Pass;
 use crate::mcp::request_state::Round;
 use crate::mcp::session::Session;
 use crate::runtime::{CallError, Catalog};
@@ -95,7 +95,7 @@ impl Session {
         let pass = self.admitted(caller, context, catalog, name).await?;
         // An account the caller must link first, then the person's yes: before the plugin starts.
         self.link_first(context, catalog, name, round.as_deref_mut()).await?;
-        let approved = self.approval_gate(caller, context, catalog, name, arguments, round).await?;
+        let approved = self.approval(caller, context, catalog, name, arguments, round).await?;
         Ok(Ready { _pass: pass, approved })
     }
 
@@ -125,7 +125,7 @@ impl Session {
         }
     }
 
-    /// The principal's entitlements and limits (`gate.rs`), for a tool's call as for the
+    /// The principal's entitlements and limits (`admission.rs`), for a tool's call as for the
     /// client's own: a hidden tool is unknown, a refused one names the scope.
     async fn admitted(
         &self,
