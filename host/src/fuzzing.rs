@@ -4,7 +4,7 @@
 //! input surface of the host, each in a `fuzz` module beside the code it fuzzes:
 //! `mcp/transport/framing/fuzz.rs` (framing and JSON-RPC parsing, every message transport), `runtime/plugin/plain/value/fuzz.rs`
 //! (JSON to component values of random WIT types), `config/file/fuzz.rs` (config files),
-//! `mcp/paging/fuzz.rs` (cursors) and `mcp/client/fuzz.rs` (`inputResponses`). The test command
+//! `mcp/wire/paging/fuzz.rs` (cursors) and `mcp/call/rounds/client/fuzz.rs` (`inputResponses`). The test command
 //! runs each briefly (`PROPTEST_CASES`, 256 by default); `scripts/fuzz.sh` runs them for as
 //! long as you like with fresh seeds. A case that fails is shrunk and its seed saved under
 //! `host/proptest-regressions/`, which is committed and replayed first by every later run.

@@ -1,6 +1,6 @@
 //! The entitlements and limits of one server applied to a principal: what it may list and use,
 //! and whether a call of its may start now. Answers are verdicts; the protocol layer words them
-//! (`mcp/admission.rs`: JSON-RPC errors; `mcp/transport/precheck.rs`: HTTP challenges).
+//! (`mcp/call/checks/admission.rs`: JSON-RPC errors; `mcp/transport/precheck.rs`: HTTP challenges).
 
 use std::sync::Arc;
 

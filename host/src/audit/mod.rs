@@ -11,7 +11,7 @@
 //!   state, checkpoints, `fsync`, and what happens when the disk fails (fail closed or open);
 //! - `otlp.rs`: the second sink, each written line as an OTLP log record.
 //!
-//! The protocol layer builds each call's record (`mcp/audited.rs`); this layer knows no rmcp.
+//! The protocol layer builds each call's record (`mcp/call/audited.rs`); this layer knows no rmcp.
 
 mod chain;
 mod otlp;

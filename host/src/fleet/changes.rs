@@ -6,7 +6,7 @@
 //! Rolling updates: two catalog versions serve at once. A replica that starts with a catalog
 //! other than the one the fleet last announced (`P:catalog`, a digest of names and
 //! descriptors) announces every list as changed, so listeners everywhere list again; cursors
-//! are sort keys (`mcp/paging.rs`), so a listing whose pages come from both versions still
+//! are sort keys (`mcp/wire/paging.rs`), so a listing whose pages come from both versions still
 //! holds each name at most once, in order. Pub/sub delivers to the replicas connected at the
 //! time: a change is a hint to list again, never state.
 

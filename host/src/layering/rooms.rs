@@ -1,6 +1,8 @@
-//! Inside the runtime, the rooms stand in one order, and a room imports only from the rooms
-//! after it (over the import graph of `imports.rs`, so a path through a re-export counts where
-//! the item is defined). `runtime/mod.rs`, the runtime's face to the layers above, is in no
+//! Inside the runtime and inside the protocol layer, the rooms stand in one order, and a room
+//! imports only from the rooms after it (over the import graph of `imports.rs`, so a path
+//! through a re-export counts where the item is defined). A layer's `mod.rs` (the runtime's face
+//! to the layers above) and its loose files (the protocol layer's `session.rs` and `state.rs`,
+//! the types every room shares) are in no room; a room nested in another counts as its outer
 //! room.
 
 use super::circles::crate_of;
@@ -18,21 +20,35 @@ const RUNTIME_ROOMS: &[(&str, &str)] = &[
     ("engine", "wasmtime, compilation and the WIT's bindings; it knows no plugin, call or grant"),
 ];
 
-/// The room of a file under `runtime/`, by its folder.
-fn room(file: &str) -> Option<usize> {
-    let inside = file.strip_prefix("runtime/")?;
-    let folder = inside.split('/').next()?;
-    RUNTIME_ROOMS.iter().position(|(name, _)| *name == folder)
+/// The protocol layer's rooms, top to bottom (`mcp/mod.rs`).
+const MCP_ROOMS: &[(&str, &str)] = &[
+    ("transport", "carries bytes to rmcp and back; no room of the protocol layer knows a transport"),
+    ("server", "answers one connection's requests that run nothing; a call knows no handler"),
+    ("call", "runs a request's plugin after its steps; skills and the wire words know no call"),
+    ("skills", "serves the skills extension; the wire words know no skill"),
+    ("wire", "the words every room speaks; it knows no session, request or call"),
+];
+
+/// The layers whose folders are rooms in one order.
+const LAYERS: &[(&str, &[(&str, &str)])] = &[("runtime/", RUNTIME_ROOMS), ("mcp/", MCP_ROOMS)];
+
+/// The layer (its index in [`LAYERS`]) and room of a file, by its folder under the layer.
+fn room(file: &str) -> Option<(usize, usize)> {
+    LAYERS.iter().enumerate().find_map(|(layer, (prefix, rooms))| {
+        let (folder, _) = file.strip_prefix(prefix)?.split_once('/')?;
+        Some((layer, rooms.iter().position(|(name, _)| *name == folder)?))
+    })
 }
 
-/// Every import from a room into a room above it, as `file:line imports from file (why not)`.
+/// Every import from a room into a room above it in the same layer, as `file:line imports from
+/// file, but (the room above) (its rule)`.
 fn upward(graph: &Graph) -> Vec<String> {
     let mut found = Vec::new();
     for (from, edges) in graph {
-        let Some(below) = room(from) else { continue };
+        let Some((layer, below)) = room(from) else { continue };
         for (to, line) in edges {
-            if let Some(above) = room(to).filter(|above| *above < below) {
-                let (name, rule) = RUNTIME_ROOMS[above];
+            if let Some((_, above)) = room(to).filter(|&(other, above)| other == layer && above < below) {
+                let (name, rule) = LAYERS[layer].1[above];
                 found.push(format!("{from}:{line} imports from {to}, but {name} {rule}"));
             }
         }
@@ -41,10 +57,10 @@ fn upward(graph: &Graph) -> Vec<String> {
 }
 
 #[test]
-fn each_runtime_room_imports_only_from_the_rooms_below_it() {
+fn each_room_imports_only_from_the_rooms_below_it() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let found = upward(&graph(&super::circles::sources_under(&src)));
-    assert!(found.is_empty(), "imports against the runtime's rooms:\n{}", found.join("\n"));
+    assert!(found.is_empty(), "imports against the rooms' order:\n{}", found.join("\n"));
 }
 
 #[test]
@@ -74,4 +90,21 @@ fn the_room_check_finds_a_call_upward_through_a_path() {
     let found = upward(&crate_of(&files));
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("runtime/engine/mod.rs:2 imports from runtime/catalog/discover.rs"), "{found:?}");
+}
+
+/// The protocol layer's rooms too; its loose files (`session.rs`) and a room nested in another
+/// (`call/checks`, counted as `call`) follow the same rule.
+#[test]
+fn the_room_check_finds_an_import_upward_in_the_protocol_layer() {
+    let files = [
+        ("lib.rs", "mod mcp;"),
+        ("mcp/mod.rs", "mod call;\nmod session;\nmod wire;"),
+        ("mcp/session.rs", "pub(crate) struct Session;\nfn f(_: crate::mcp::wire::Word) {}"),
+        ("mcp/call/mod.rs", "mod checks;"),
+        ("mcp/call/checks/mod.rs", "pub(crate) struct Pass;\nfn f(_: crate::mcp::session::Session) {}"),
+        ("mcp/wire/mod.rs", "pub(crate) struct Word;\nfn f(_: crate::mcp::call::checks::Pass) {}"),
+    ];
+    let found = upward(&crate_of(&files));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("mcp/wire/mod.rs:2 imports from mcp/call/checks/mod.rs, but call"), "{found:?}");
 }

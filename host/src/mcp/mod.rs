@@ -2,68 +2,38 @@
 //! MCP server in both eras (the `initialize` handshake of 2024-11-05 to 2025-11-25, and
 //! stateless 2026-07-28 with the version in each request's `_meta`), over every transport.
 //!
-//! - `session`: [`Session`], one connection; `handler`: one short method per MCP request;
-//!   `lists`: the list requests; `instructions`: the server's `instructions`;
-//! - `running`: the requests that run a plugin (`tools/call`, `resources/read`, `prompts/get`)
-//!   inside the span `observe` opens per request; `audited`: each call's audit line;
-//! - `call`: the steps every call of a tool takes before its plugin starts, whoever calls
-//!   it (the client, a composer's code) and however it would run (at once, as a task);
-//! - `state`: [`McpState`], what every connection shares;
-//! - `era`: everything that differs between the eras for one request;
-//! - `scope`, `roots`, `client`, `events`: a request's call scope: directories from the
-//!   client's roots, its guest's questions to the client, its log and progress notifications;
-//! - `notify`: hot-reload changes and resource updates, told to clients of both eras;
-//! - `convert`, `errors`, `paging`: plugin values to MCP types, failures to MCP outcomes,
-//!   cursors;
-//! - `request_state`: the sealed `requestState` of multi round-trip requests;
-//! - `tasks`: the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`, and calls
-//!   that go on as tasks);
-//! - `admission`: where the handler applies access control (`crate::access`: tokens, principals,
-//!   entitlements, limits) and words its refusals as JSON-RPC errors;
-//! - `compose`: tools that call tools (WIT 0.1.4 `host.call-tool`), each inner call checked as
-//!   the client's own, its completed results kept across a request's rounds;
-//! - `search`: tool search for large catalogs (`search_tools`, `call_tool` instead of every tool);
-//! - `apps`: what an MCP App's read must hold before it reaches the client; `skills`: the
-//!   skills extension on the wire;
-//! - `approval`: the person's yes before a call of a tool the operator marked (its arguments
-//!   shown by `shown_arguments`: what the call may touch first and whole; what was allowed
-//!   remembered by `approved`), and `link`: the
-//!   account a call needs linked first, both asked before the plugin starts;
-//! - `health`: readiness (`/readyz`) of a replica, and the fleet it belongs to;
-//! - [`transport`]: stdio and Streamable HTTP.
+//! Its rooms, from the bytes in to the wire words out:
+//!
+//! - [`transport`]: bytes to rmcp and back (stdio, Streamable HTTP, WebSocket, HTTP+SSE; the
+//!   guard at the HTTP door);
+//! - `server`: one connection's handler (one short method per MCP request), the lists, the
+//!   server's instructions, changes told to clients, readiness, tool search;
+//! - `call`: a request that runs a plugin (`tools/call`, `resources/read`, `prompts/get`): its
+//!   span and audit line, the steps before the plugin starts, its scope, inner calls and calls
+//!   that go on as tasks; with the checks it passes (`call/checks`) and the rounds in which it
+//!   asks the client (`call/rounds`);
+//! - `skills`: the skills extension on the wire;
+//! - `wire`: the words every room speaks: what differs between the eras, plugin values as MCP
+//!   types, failures as MCP outcomes, cursors.
+//!
+//! And the two types every room shares, in files of their own here: `session` ([`Session`],
+//! one connection, which the rooms' `impl Session` blocks extend) and `state` ([`McpState`],
+//! what every connection shares).
+//!
+//! The rule of this folder: no two rooms use each other, directly or through others
+//! (`layering/circles.rs` fails the test command on a circle between rooms); a room nested in
+//! another (`call/checks`) may use what its parent holds, and every room the two types here.
+//! Between the rooms here, the order of the list holds: each uses only the rooms after it
+//! (`layering/rooms.rs`).
 
-mod admission;
-mod approval;
-mod approved;
-mod apps;
-mod audited;
 mod call;
-mod client;
-mod compose;
-mod convert;
-mod era;
-mod errors;
-mod events;
-mod handler;
-mod health;
-mod instructions;
-mod link;
-mod lists;
-mod notify;
-mod observe;
-mod paging;
-mod request_state;
-mod roots;
-mod running;
-mod scope;
-mod search;
+mod server;
 mod session;
-mod shown_arguments;
 mod skills;
 mod state;
-mod tasks;
 pub mod transport;
+mod wire;
 
-pub(crate) use request_state::StateKeys;
+pub(crate) use call::rounds::request_state::StateKeys;
 pub use session::Session;
 pub use state::McpState;

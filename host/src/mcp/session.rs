@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::LoggingLevel;
 
-use super::approved::SessionApprovals;
-use super::notify::Subscriptions;
-use super::roots::SessionRoots;
 use super::state::McpState;
 use crate::access::Principal;
+use crate::mcp::call::checks::approved::SessionApprovals;
+use crate::mcp::call::rounds::roots::SessionRoots;
+use crate::mcp::server::notify::Subscriptions;
 use crate::runtime::Change;
 use tokio::sync::broadcast::Receiver;
 

@@ -9,14 +9,14 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{Prompt, ResourceTemplate, ServerCapabilities, Tool};
 use serde_json::Value;
 
-use super::approved::Approvals;
-use super::convert;
-use super::health::Health;
-use super::request_state::StateKeys;
-use super::tasks::Tasks;
 use crate::access::{Access, Principal, Vault};
 use crate::config::Settings;
 use crate::fleet::Fleet;
+use crate::mcp::call::checks::approved::Approvals;
+use crate::mcp::call::rounds::request_state::StateKeys;
+use crate::mcp::call::tasks::Tasks;
+use crate::mcp::server::health::Health;
+use crate::mcp::wire::convert;
 use crate::runtime::catalog::DefinitionKind;
 use crate::runtime::grants::credentials::LinkedAccounts;
 use crate::runtime::grants::roots::{self, AllowedDir, Grant};
@@ -268,17 +268,21 @@ impl McpState {
         &self.live
     }
 
-    /// The lists of `catalog`, converted once.
+    /// The lists of `catalog`, converted once. Only the catalog served now is cached and
+    /// publishes its plugins' skills: a request that began before a reload gets its older
+    /// catalog's lists, which stand for nothing else (the cache and the skills flipping back and
+    /// forth would tell every client of changes that did not happen).
     pub(crate) fn lists(&self, catalog: &Arc<Catalog>) -> Result<Arc<Lists>, McpError> {
         let mut cached = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
-        if !Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
-            self.skills.set_plugin_skills(shipped_skills(catalog));
-            *cached = (
-                Arc::downgrade(catalog),
-                Arc::new(Lists::of(catalog, self.watching, self.allowed.iter().any(|r| r.writable))?),
-            );
+        if Weak::ptr_eq(&cached.0, &Arc::downgrade(catalog)) {
+            return Ok(cached.1.clone());
         }
-        Ok(cached.1.clone())
+        let lists = Arc::new(Lists::of(catalog, self.watching, self.allowed.iter().any(|r| r.writable))?);
+        if Arc::ptr_eq(catalog, &self.catalog()) {
+            self.skills.set_plugin_skills(shipped_skills(catalog));
+            *cached = (Arc::downgrade(catalog), lists.clone());
+        }
+        Ok(lists)
     }
 
     /// Whether the client's roots can narrow anything (shared roots, or plugin directories the

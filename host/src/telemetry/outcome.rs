@@ -2,7 +2,7 @@
 //! in the host (its time limit, its memory limit, a crash) reaches the client as an `isError`
 //! result, as a tool's own error does, but an operator must tell them apart: the runtime
 //! reports what it counted in the metrics (`runtime/catalog/dispatch.rs`), and the request's
-//! span and its `request finished` line say the same (`mcp/observe.rs`). One outcome, in all
+//! span and its `request finished` line say the same (`mcp/call/observe.rs`). One outcome, in all
 //! three.
 
 use std::future::Future;

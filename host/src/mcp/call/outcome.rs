@@ -3,9 +3,9 @@
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, MetaObject};
 
-use crate::mcp::convert;
-use crate::mcp::era::Dialect;
-use crate::mcp::errors::tool_failure;
+use crate::mcp::wire::convert;
+use crate::mcp::wire::era::Dialect;
+use crate::mcp::wire::errors::tool_failure;
 use crate::runtime::CallError;
 use crate::runtime::engine::bindings::tools::CallResult;
 use crate::runtime::sandbox::MetaSink;

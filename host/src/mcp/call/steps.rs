@@ -10,14 +10,13 @@ use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult};
-use rmcp::service::{RequestContext, RoleServer};
 
-use crate::access::Kind;
-use crate::mcp::admission::Pass;
-use crate::mcp::compose::for_the_model;
-use crate::mcp::errors::request_error;
-use crate::mcp::request_state::Round;
+use super::compose::for_the_model;
+use super::request::Call;
+use crate::mcp::call::checks::admission::Pass;
+use crate::mcp::call::rounds::request_state::Round;
 use crate::mcp::session::Session;
+use crate::mcp::wire::errors::request_error;
 use crate::runtime::{CallError, Catalog};
 
 /// Who makes a call.
@@ -78,24 +77,22 @@ impl Ready {
 }
 
 impl Session {
-    /// The steps before `caller`'s call of tool `name` (with `arguments`, canonical JSON text)
+    /// The steps before `caller`'s `call` of a tool (with `arguments`, canonical JSON text)
     /// runs, in order; the first that stops it says what to answer instead. `round` is the
     /// 2026-07-28 round of a client's call (`None` in a legacy session and for a tool's).
     pub(crate) async fn tool_call_steps(
         &self,
         caller: Caller,
-        context: &RequestContext<RoleServer>,
-        catalog: &Arc<Catalog>,
-        name: &str,
+        call: &Call,
         arguments: &str,
         mut round: Option<&mut Round>,
     ) -> Result<Ready, Stop> {
         // Unknown before any question: a client is never asked anything to learn that.
-        self.known(caller, catalog, name)?;
-        let pass = self.admitted(caller, context, catalog, name).await?;
+        self.known(caller, &call.catalog, &call.name)?;
+        let pass = self.admitted(caller, call).await?;
         // An account the caller must link first, then the person's yes: before the plugin starts.
-        self.link_first(context, catalog, name, round.as_deref_mut()).await?;
-        let approved = self.approval(caller, context, catalog, name, arguments, round).await?;
+        self.link_first(call, round.as_deref_mut()).await?;
+        let approved = self.approval(caller, call, arguments, round).await?;
         Ok(Ready { _pass: pass, approved })
     }
 
@@ -127,14 +124,8 @@ impl Session {
 
     /// The principal's entitlements and limits (`admission.rs`), for a tool's call as for the
     /// client's own: a hidden tool is unknown, a refused one names the scope.
-    async fn admitted(
-        &self,
-        caller: Caller,
-        context: &RequestContext<RoleServer>,
-        catalog: &Arc<Catalog>,
-        name: &str,
-    ) -> Result<Option<Pass>, Stop> {
-        match self.admit(context, catalog, Kind::Tool, name).await {
+    async fn admitted(&self, caller: Caller, call: &Call) -> Result<Option<Pass>, Stop> {
+        match self.admit(call).await {
             Ok(pass) => Ok(Some(pass)),
             // Test builds only: a tool's call made as if for nobody in particular.
             Err(_) if caller == Caller::Tool && crate::switched_off!("compose.principal-carried") => Ok(None),

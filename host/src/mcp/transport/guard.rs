@@ -26,8 +26,8 @@ use axum::response::{IntoResponse, Response};
 
 use crate::access::{Principal, ResourceServer};
 
-/// The listener's admission rules, parsed once.
-pub(crate) struct Admission {
+/// The listener's guard: its rules (hosts, origins, the token or OAuth), parsed once.
+pub(crate) struct Guard {
     /// Allowed `Host`s: a name, and the port it must come with, if any.
     hosts: Vec<(String, Option<u16>)>,
     /// Allowed `Origin`s.
@@ -38,14 +38,14 @@ pub(crate) struct Admission {
     oauth: Option<Arc<ResourceServer>>,
 }
 
-impl Admission {
+impl Guard {
     /// `hosts` as `name` or `name:port`, `origins` as `scheme://host[:port|:*]`.
     pub(crate) fn new(
         hosts: &[String],
         origins: &[String],
         token: Option<String>,
         oauth: Option<Arc<ResourceServer>>,
-    ) -> Admission {
+    ) -> Guard {
         let hosts = hosts
             .iter()
             .map(|allowed| match Authority::try_from(allowed.trim()) {
@@ -63,7 +63,7 @@ impl Admission {
                 parsed
             })
             .collect();
-        Admission { hosts, origins, token, oauth }
+        Guard { hosts, origins, token, oauth }
     }
 
     /// Why `request` may not pass, as the response it gets.
@@ -111,14 +111,14 @@ impl Admission {
     }
 }
 
-/// The middleware: a request passes [`Admission`] or gets its refusal. With OAuth, the
+/// The middleware: a request passes [`Guard`] or gets its refusal. With OAuth, the
 /// token's [`Principal`] goes with the request, and a stream the response opens (SSE) ends
 /// when the token expires: a token that no longer counts keeps nothing open.
-pub(crate) async fn admit(State(admission): State<Arc<Admission>>, mut request: Request, next: Next) -> Response {
-    if let Some(refusal) = admission.refusal(request.uri(), request.headers()) {
+pub(crate) async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    if let Some(refusal) = guard.refusal(request.uri(), request.headers()) {
         return refusal;
     }
-    let Some(oauth) = admission.oauth.as_ref().filter(|_| !crate::switched_off!("auth.token-required")) else {
+    let Some(oauth) = guard.oauth.as_ref().filter(|_| !crate::switched_off!("auth.token-required")) else {
         return next.run(request).await;
     };
     let principal = match oauth.authenticate(request.headers()).await {
@@ -224,8 +224,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn admission(token: Option<&str>) -> Admission {
-        Admission::new(
+    fn guard(token: Option<&str>) -> Guard {
+        Guard::new(
             &["localhost".into(), "127.0.0.1".into(), "::1".into(), "mcp.example.com:8443".into()],
             &["http://localhost:*".into(), "https://app.example.com".into()],
             token.map(str::to_owned),
@@ -233,17 +233,17 @@ mod tests {
         )
     }
 
-    fn status(admission: &Admission, pairs: &[(&str, &str)]) -> u16 {
+    fn status(guard: &Guard, pairs: &[(&str, &str)]) -> u16 {
         let mut headers = HeaderMap::new();
         for (name, value) in pairs {
             headers.insert(axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
         }
-        admission.refusal(&Uri::from_static("/ws"), &headers).map_or(200, |r| r.status().as_u16())
+        guard.refusal(&Uri::from_static("/ws"), &headers).map_or(200, |r| r.status().as_u16())
     }
 
     #[test]
     fn hosts_origins_and_tokens() {
-        let open = admission(None);
+        let open = guard(None);
         assert_eq!(status(&open, &[("host", "localhost:9000")]), 200);
         assert_eq!(status(&open, &[("host", "[::1]:9000")]), 200);
         assert_eq!(status(&open, &[("host", "LOCALHOST")]), 200);
@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(status(&open, &[("host", "localhost"), ("origin", "https://evil.example")]), 403);
         assert_eq!(status(&open, &[("host", "localhost"), ("origin", "null")]), 403);
         assert_eq!(status(&open, &[("host", "localhost"), ("origin", "not an origin")]), 403);
-        let guarded = admission(Some("s3cret"));
+        let guarded = guard(Some("s3cret"));
         assert_eq!(status(&guarded, &[("host", "localhost")]), 401);
         assert_eq!(status(&guarded, &[("host", "localhost"), ("authorization", "Bearer s3creT")]), 401);
         assert_eq!(status(&guarded, &[("host", "localhost"), ("authorization", "Bearer s3cret")]), 200);

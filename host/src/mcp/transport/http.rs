@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cors::{self, Cors};
 use super::early_stream;
-use super::guard::{self, Admission};
+use super::guard::{self, Guard};
 use super::legacy_sse::{self, LegacySse};
 use super::precheck::Precheck;
 use super::sessions::ReplicaSessions;
@@ -75,7 +75,7 @@ pub async fn serve(
     if let (Some(vault), Some(oauth)) = (&state.vault, &oauth) {
         vault.serve_at(oauth.clone());
     }
-    let admission = Arc::new(Admission::new(&hosts, &origins, options.auth_token.clone(), oauth.clone()));
+    let door = Arc::new(Guard::new(&hosts, &origins, options.auth_token.clone(), oauth.clone()));
     // rmcp checks Host and Origin again behind `guard.rs`, with the same lists.
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
@@ -129,7 +129,7 @@ pub async fn serve(
             post(legacy_sse::post).with_state(sse).layer(DefaultBodyLimit::max(options.max_body_bytes)),
         );
     }
-    let mut mcp = mcp.route_layer(middleware::from_fn_with_state(admission, guard::admit));
+    let mut mcp = mcp.route_layer(middleware::from_fn_with_state(door, guard::check));
     // Outside the guard: a preflight carries no token (browser-based hosts, docs/apps.md).
     if let Some(cors) = Cors::new(&options.allowed_origins) {
         mcp = mcp.route_layer(middleware::from_fn_with_state(cors, cors::cors));

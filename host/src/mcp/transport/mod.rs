@@ -18,6 +18,11 @@
 //!     `Connection: close` (outermost);
 //! - `framing`: one message's JSON-RPC checks, shared by stdio, WebSocket and HTTP+SSE;
 //! - `channels`: an rmcp session over a pair of channels, the same three transports' core.
+//!
+//! The rule of this room: bytes become messages here and nowhere else, and what crosses to the
+//! handler does so only through rmcp's request (the HTTP request's parts, with the principal the
+//! guard found and the precheck's count in their extensions); no room of the protocol layer
+//! knows a transport.
 
 mod channels;
 mod cors;

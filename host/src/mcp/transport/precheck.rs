@@ -12,7 +12,7 @@
 //!   them is counted as running ([`Admitted`]) until its request is done.
 //!
 //! What this cannot decide from the body alone (a name hidden from the principal, a resource
-//! whose owner is known only from a listing) the handler decides the same way (`mcp/admission.rs`),
+//! whose owner is known only from a listing) the handler decides the same way (`mcp/call/checks/admission.rs`),
 //! as a JSON-RPC error, which is also what WebSocket and HTTP+SSE requests get.
 
 use std::collections::HashMap;

@@ -102,7 +102,7 @@ impl Catalog {
         // write thousands of lines).
         let mut left_out: Vec<(usize, usize, String)> = Vec::new();
         // An app whose HTML changed since it was pinned is withheld: not listed until accepted
-        // (as a changed tool is not), its read refused (mcp/apps.rs).
+        // (as a changed tool is not), its read refused (mcp/call/apps.rs).
         all.retain(|(index, resource)| {
             !self.withholds(&self.plugins[*index].name, DefinitionKind::App, &resource.uri)
                 || crate::switched_off!("apps.withheld-not-advertised")

@@ -1,6 +1,6 @@
 //! Which of a plugin's tools need the person's yes before each call (`[plugin.NAME] approve`):
 //! none unless the operator names them, by the plugin's own tool names, a trailing `*` matching
-//! any rest, or all of them. The question itself is the protocol layer's (`mcp/approval.rs`).
+//! any rest, or all of them. The question itself is the protocol layer's (`mcp/call/checks/approval.rs`).
 
 /// The tools of one plugin that need an approval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

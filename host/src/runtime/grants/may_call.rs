@@ -6,7 +6,7 @@
 //! tool `time.exfil` is not `time.*` (and the catalog withholds it beside a plugin `time`:
 //! `catalog/contests.rs`). A tool
 //! named here is still called as the client would call it: the principal's entitlements, the
-//! person's yes and the callee's own grants all apply (`mcp/compose.rs`).
+//! person's yes and the callee's own grants all apply (`mcp/call/compose.rs`).
 
 /// The served tools one plugin may call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

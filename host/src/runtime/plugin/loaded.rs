@@ -83,7 +83,7 @@ impl Plugin {
         scope: CallScope,
         invocation: I,
     ) -> Result<(I::Output, usize), CallError> {
-        // The guest call's span, a child of the request's (mcp/observe.rs): its limits, and
+        // The guest call's span, a child of the request's (mcp/call/observe.rs): its limits, and
         // what it took of them.
         let span = tracing::info_span!(
             "guest call",

@@ -154,7 +154,7 @@ pub(crate) const MAX_ANNOUNCEMENTS_PER_CALL: usize = 1_000;
 /// Questions to the client per call; more are refused (the guest gets an error).
 pub(crate) const MAX_CLIENT_REQUESTS_PER_CALL: usize = 64;
 /// Calls of other served tools per call (`host.call-tool`); more are refused (the guest gets
-/// an error). A whole request's tree of calls has its own bound (`mcp/compose.rs`).
+/// an error). A whole request's tree of calls has its own bound (`mcp/call/compose.rs`).
 pub(crate) const MAX_TOOL_CALLS_PER_CALL: usize = 32;
 /// `save-state` calls per call; more are refused (the guest gets an error).
 pub(crate) const MAX_STATE_SAVES_PER_CALL: usize = 64;

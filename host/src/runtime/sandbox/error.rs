@@ -1,6 +1,6 @@
 //! Why a call produced no result, and how a failed store is classified into that reason. Each
 //! variant names the plugin; the protocol layer maps each to one MCP outcome in one place
-//! (`mcp/errors.rs`).
+//! (`mcp/wire/errors.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -15,7 +15,7 @@ use crate::runtime::sandbox::budget::{Emission, MAX_SAVED_STATE_BYTES, MAX_TOOL_
 const MAX_KEY_CHARS: usize = 64;
 
 /// Why `key` cannot name a question, if it cannot. `call<digits>.` is the space of the
-/// questions of the tools a plugin calls (`mcp/client.rs`, `InnerClient`): a plugin asking
+/// questions of the tools a plugin calls (`mcp/call/rounds/client.rs`, `InnerClient`): a plugin asking
 /// under it could have the answer to its callee's question (a PIN, a confirmation) given to
 /// its own harmless one, or the other way round.
 fn key_problem(key: &str) -> Option<String> {

@@ -108,7 +108,7 @@ pub enum InnerCallError {
 }
 
 /// Other served tools a call may call (WIT 0.1.4 `host.call-tool`), answered by the protocol
-/// layer, which checks each call as if the client had made it (`mcp/compose.rs`). The plugin's
+/// layer, which checks each call as if the client had made it (`mcp/call/compose.rs`). The plugin's
 /// own `may_call` is applied before, by the sandbox.
 pub trait ToolCalls: Send + Sync {
     /// The tools the principal may use and a model may call (app-only tools never), by name.

@@ -1,5 +1,5 @@
 //! Durable handles of long calls (the `io.modelcontextprotocol/tasks` extension, whose wire
-//! shapes live in `mcp/tasks/`): what a task is while it runs and after, and the store that
+//! shapes live in `mcp/call/tasks/`): what a task is while it runs and after, and the store that
 //! keeps it, behind [`TaskStore`] so that several replicas can share one.
 //!
 //! The store is designed for replicas from the start: every task has an *owner* (the process

@@ -12,6 +12,9 @@
 //! the experimental tasks of 2025-11-25 are not offered (its `task` parameter is ignored, its
 //! `tasks/result` and `tasks/list` are unknown methods). A tool the operator requires to run
 //! as a task is refused to them with MissingRequiredClientCapability.
+//!
+//! The rule of this room: a task is a call that took the same steps first (`call/steps.rs`,
+//! through `call/running.rs`); nothing here checks a caller again or lets one through.
 
 mod call;
 mod client;

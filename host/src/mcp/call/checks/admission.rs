@@ -7,13 +7,12 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::ErrorCode;
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::json;
 
-use super::errors::request_error;
-use super::session::Session;
-use crate::access::{self, Access, Admitted, Item, Kind, LimitRefusal, Principal, Running, Verdict};
+use crate::access::{self, Access, Admitted, Item, Kind, Principal, Running, Verdict};
+use crate::mcp::call::request::Call;
+use crate::mcp::session::Session;
+use crate::mcp::wire::errors::{over_limit, refused, request_error};
 use crate::runtime::{CallError, Catalog};
 
 /// A call admitted by [`Session::admit`]: counted as running until dropped.
@@ -39,26 +38,27 @@ impl Session {
         Some((self.principal(context)?, access))
     }
 
-    /// Whether the request's principal may use the `kind` `name` of `catalog` now: refused (the
-    /// scope that would allow it named), unknown (hidden from it), or over its limits.
-    pub(crate) async fn admit(
-        &self,
-        context: &RequestContext<RoleServer>,
-        catalog: &Arc<Catalog>,
-        kind: Kind,
-        name: &str,
-    ) -> Result<Pass, McpError> {
-        let (Some(access), Some(principal)) = (&self.state.access, self.principal(context)) else {
+    /// Whether `call`'s principal may use the tool, prompt or resource it names, of its
+    /// catalog, now: refused (the scope that would allow it named), unknown (hidden from it),
+    /// or over its limits.
+    pub(crate) async fn admit(&self, call: &Call) -> Result<Pass, McpError> {
+        let (context, catalog, kind, name) = (&call.context, &call.catalog, call.kind, call.name.as_str());
+        let (Some(access), Some(principal)) = (&self.state.access, call.principal.clone()) else {
             return Ok(Pass(None));
         };
         if kind == Kind::Resource && access.filters() && catalog.resource_owner(name).is_none() {
-            // Who owns a URI may be known only from a listing: as the read itself would, list.
-            let catalog = catalog.clone();
-            let audited = self.audit_quietly("resources/list", "", context);
-            let scoped = audited.as_ref().map_or(context, |(context, _, _)| context);
-            let _ = self.with_scope(scoped, None, |scope| async move { catalog.list_resources(&scope).await }).await;
-            if let Some((_, call, started)) = &audited {
-                call.if_effects(*started).await;
+            // Who owns a URI may be known only from a listing: as the read itself would, list,
+            // its effects recorded as the call's, or in a quiet line of their own where the call
+            // keeps no record (a completion's admission). The listing's plugins set no `_meta`
+            // on the call's answer: that is the called plugin's alone.
+            let listing = match call.audit {
+                Some(_) => Call { meta: None, ..call.clone() },
+                None => Call::quiet(self, context, "resources/list", (Kind::Resource, "")),
+            };
+            let listed = catalog;
+            let _ = self.with_scope(&listing, None, |scope| async move { listed.list_resources(&scope).await }).await;
+            if call.audit.is_none() {
+                listing.end_quietly().await;
             }
         }
         let item = access::item(catalog, kind, name);
@@ -110,29 +110,4 @@ pub(crate) fn visible<'a, E, T: Clone>(
         })
         .map(|(_, item)| item.clone())
         .collect()
-}
-
-/// The JSON-RPC error of a request the principal's token does not allow (an
-/// implementation-defined server error, JSON-RPC 2.0 §5.1); `data` carries RFC 6750's words.
-pub(crate) const INSUFFICIENT_SCOPE: ErrorCode = ErrorCode(-32003);
-/// The JSON-RPC error of a call over the principal's limits.
-pub(crate) const OVER_LIMIT: ErrorCode = ErrorCode(-32004);
-
-/// The JSON-RPC error of a refused request, naming what and the scope that would allow it.
-pub(crate) fn refused(item: Item<'_>, scope: Option<&str>) -> McpError {
-    let message = access::refusal_description(item, scope);
-    McpError::new(INSUFFICIENT_SCOPE, message, Some(json!({ "error": "insufficient_scope", "scope": scope })))
-}
-
-/// The JSON-RPC error of a call over a limit.
-pub(crate) fn over_limit(refusal: &LimitRefusal) -> McpError {
-    let which = match refusal {
-        LimitRefusal::Concurrency { .. } => "concurrent_calls",
-        LimitRefusal::Rate { .. } => "calls_per_minute",
-    };
-    McpError::new(
-        OVER_LIMIT,
-        refusal.to_string(),
-        Some(json!({ "limit": which, "retryAfterSeconds": refusal.retry_after_seconds() })),
-    )
 }

@@ -25,21 +25,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::MetaObject;
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
-use super::admission;
-use super::call::{Caller, Stop};
-use super::client::InnerClient;
-use super::convert;
-use super::era::Era;
-use super::errors::tool_failure;
-use super::session::Session;
+use super::request::Call;
+use super::{Caller, Stop};
 use crate::access::Kind;
+use crate::mcp::call::checks::admission;
+use crate::mcp::call::rounds::client::InnerClient;
+use crate::mcp::session::Session;
+use crate::mcp::wire::convert;
+use crate::mcp::wire::errors::tool_failure;
 use crate::runtime::CallError;
-use crate::runtime::sandbox::{BoxFuture, CallScope, CallableTool, InnerCallError, MetaSink, ToolCalls, Within};
+use crate::runtime::sandbox::{BoxFuture, CallScope, CallableTool, InnerCallError, ToolCalls, Within};
 
 /// One inner call a round of a 2026-07-28 request completed, as the request's sealed
 /// `requestState` carries it (`request_state.rs`): the next round gets its result back instead
@@ -61,10 +60,6 @@ pub(crate) struct Recorded {
 pub(crate) const MAX_DEPTH: usize = 4;
 /// Inner calls under one client request, at every depth.
 pub(crate) const MAX_CALLS_PER_REQUEST: usize = 128;
-
-/// The tool the client called, which its inner calls may not call again (a cycle).
-#[derive(Clone)]
-pub(crate) struct CalledTool(pub(crate) String);
 
 /// What every inner call under one client request shares: the count, and the record of the
 /// calls completed (in this round and, replayed, in earlier ones).
@@ -111,29 +106,22 @@ impl Tree {
     }
 }
 
-/// The inner calls one call may make: the session and request they act in, the scope they
-/// derive theirs from, and the tools on the stack.
+/// The inner calls one call may make: the session they act in, the calling call (its request,
+/// principal, record of effects, and the tools on the stack, the client's call first), the
+/// scope they derive theirs from, and the request's tree.
 pub(crate) struct InnerCalls {
     session: Session,
-    context: RequestContext<RoleServer>,
+    caller: Call,
     /// The calling call's scope, without its `tools`.
     base: CallScope,
-    /// The tools on the stack, the client's call first.
-    chain: Vec<String>,
     tree: Arc<Tree>,
 }
 
 impl InnerCalls {
-    /// The inner calls of the call `scope` belongs to.
-    pub(crate) fn new(
-        session: Session,
-        context: RequestContext<RoleServer>,
-        scope: &CallScope,
-        chain: Vec<String>,
-        tree: Arc<Tree>,
-    ) -> InnerCalls {
+    /// The inner calls of `caller`, whose scope is `scope`.
+    pub(crate) fn new(session: Session, caller: Call, scope: &CallScope, tree: Arc<Tree>) -> InnerCalls {
         let base = CallScope { tools: None, ..scope.clone() };
-        InnerCalls { session, context, base, chain, tree }
+        InnerCalls { session, caller, base, tree }
     }
 }
 
@@ -160,18 +148,20 @@ fn call_digest(name: &str, arguments: &Value) -> String {
 
 impl ToolCalls for InnerCalls {
     fn callable(&self) -> Vec<CallableTool> {
-        let catalog = self.session.state.catalog();
-        let Ok(lists) = self.session.state.lists(&catalog) else { return Vec::new() };
-        let tools = match self.session.list_filter(&self.context) {
+        // What is served now, as each inner call is (`Call::inner`); never a request's older
+        // catalog, which would stand in for the current one in the shared lists.
+        let catalog = &self.session.state.catalog();
+        let Ok(lists) = self.session.state.lists(catalog) else { return Vec::new() };
+        let tools = match self.session.list_filter(&self.caller.context) {
             None => lists.tools.clone(),
             Some(filter) => {
-                admission::visible(&filter, &catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name)
+                admission::visible(&filter, catalog, catalog.tools(), &lists.tools, Kind::Tool, |e| &e.name)
             }
         };
         // Only what a call from here could run: a tool on the stack would be a cycle.
         tools
             .into_iter()
-            .filter(|tool| for_the_model(tool.meta.as_ref()) && !self.chain.iter().any(|on| **on == *tool.name))
+            .filter(|tool| for_the_model(tool.meta.as_ref()) && !self.caller.chain.iter().any(|on| **on == *tool.name))
             .map(|tool| CallableTool {
                 prefix: catalog
                     .tool(&tool.name)
@@ -196,21 +186,20 @@ impl ToolCalls for InnerCalls {
         arguments: Value,
         within: Within,
     ) -> BoxFuture<'static, Result<Value, InnerCallError>> {
-        let (session, context, base, chain, tree) =
-            (self.session.clone(), self.context.clone(), self.base.clone(), self.chain.clone(), self.tree.clone());
+        let (session, caller, base, tree) =
+            (self.session.clone(), self.caller.clone(), self.base.clone(), self.tree.clone());
         Box::pin(async move {
-            let caller = chain.last().cloned().unwrap_or_default();
+            let (called_by, depth) = (caller.chain.last().cloned().unwrap_or_default(), caller.chain.len());
             let span = tracing::info_span!(
                 target: "mcpbox::request",
                 "inner call",
                 "otel.name" = %format_args!("tools/call {name}"),
                 "otel.kind" = "internal",
                 "gen_ai.tool.name" = %name,
-                "mcpbox.called_by" = %caller,
-                "mcpbox.depth" = chain.len(),
+                "mcpbox.called_by" = %called_by,
+                "mcpbox.depth" = depth,
             );
-            let outcome =
-                run(session, context, base, chain, tree, name.clone(), arguments, within).instrument(span).await;
+            let outcome = run(session, &caller, base, tree, name.clone(), arguments, within).instrument(span).await;
             if let Some(log) = &outcome.1 {
                 log.tool_call(&name, outcome_word(&outcome.0));
             }
@@ -230,19 +219,17 @@ fn outcome_word(outcome: &Result<Value, InnerCallError>) -> String {
     }
 }
 
-/// One inner call, checked and run; with the log its effects went to.
-#[expect(clippy::too_many_arguments, reason = "the parts of one inner call, taken apart from `InnerCalls` to move")]
+/// One inner call of `caller`'s, checked and run; with the log its effects went to.
 async fn run(
     session: Session,
-    context: RequestContext<RoleServer>,
+    caller: &Call,
     base: CallScope,
-    chain: Vec<String>,
     tree: Arc<Tree>,
     name: String,
     arguments: Value,
     within: Within,
 ) -> (Result<Value, InnerCallError>, Option<Arc<crate::runtime::effects::record::EffectLog>>) {
-    let log = base.effects.clone();
+    let (log, chain) = (base.effects.clone(), &caller.chain);
     let refuse = |reason: String| (Err(InnerCallError::Refused(reason)), log.clone());
     if chain.contains(&name) && !crate::switched_off!("compose.cycles-refused") {
         return refuse(format!(
@@ -258,11 +245,12 @@ async fn run(
     {
         return refuse(format!("this request made {MAX_CALLS_PER_REQUEST} calls of other tools already"));
     }
-    let catalog = session.state.catalog();
+    let call = caller.inner(&name, session.state.catalog());
+    let catalog = &call.catalog;
     let arguments_text = arguments.to_string();
     // Known, admitted, linked, approved (`call/steps.rs`): the steps of the client's own call,
     // for the same principal. Whatever would ask the client is refused here instead.
-    let ready = match session.tool_call_steps(Caller::Tool, &context, &catalog, &name, &arguments_text, None).await {
+    let ready = match session.tool_call_steps(Caller::Tool, &call, &arguments_text, None).await {
         Ok(ready) => ready,
         Err(Stop::Refused(result)) => return (Ok(json!(result)), log),
         Err(Stop::Error(error)) => return refuse(error.message.to_string()),
@@ -272,14 +260,14 @@ async fn run(
     };
     let principal_carried = !crate::switched_off!("compose.principal-carried");
     let at = tree.places.fetch_add(1, Ordering::Relaxed);
-    let call = call_digest(&name, &arguments);
-    if let Some(recorded) = tree.replay(at, &call) {
+    let digest = call_digest(&name, &arguments);
+    if let Some(recorded) = tree.replay(at, &digest) {
         // Done in an earlier round of this request: its result, and its subtree's places.
         tree.places.fetch_add(recorded.places.saturating_sub(1), Ordering::Relaxed);
         return (Ok(recorded.result), log);
     }
     let timeout = catalog.tool_plugin(&name).map_or(within.time, |plugin| plugin.limits.timeout.min(within.time));
-    let meta_sink = Arc::new(MetaSink::default());
+    let meta_sink = call.meta.clone().unwrap_or_default();
     let mut scope = CallScope {
         caller: base.caller.clone().filter(|_| principal_carried),
         cancel: base.cancel.child_token(),
@@ -290,15 +278,13 @@ async fn run(
         meta: Some(meta_sink.clone()),
         ..base.clone()
     };
-    let mut deeper = chain.clone();
-    deeper.push(name.clone());
-    scope.tools = Some(Arc::new(InnerCalls::new(session.clone(), context.clone(), &scope, deeper, tree.clone())));
+    scope.tools = Some(Arc::new(InnerCalls::new(session.clone(), call.clone(), &scope, tree.clone())));
     let called = catalog.call_tool(&name, arguments_text, scope).await;
     if called.is_ok() {
         ready.ran(&session);
     }
     let result = match called {
-        Ok(result) => match convert::call_result(result, Era::of(&context).dialect()) {
+        Ok(result) => match convert::call_result(result, call.era.dialect()) {
             Ok(mut result) => {
                 result.meta = meta_sink.take_result().map(MetaObject);
                 result
@@ -316,6 +302,6 @@ async fn run(
     };
     let result = json!(result);
     let places = tree.places.load(Ordering::Relaxed) - at;
-    tree.keep(Recorded { at, places, call, result: result.clone() });
+    tree.keep(Recorded { at, places, call: digest, result: result.clone() });
     (Ok(result), log)
 }

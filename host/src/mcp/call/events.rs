@@ -9,7 +9,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotific
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::mpsc;
 
-use super::convert;
+use crate::mcp::wire::convert;
 use crate::runtime::sandbox::GuestEvent;
 
 /// How long one notification may take to reach the transport.

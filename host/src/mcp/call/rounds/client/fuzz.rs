@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{ReplayClient, client_question, fits};
 use crate::fuzzing::json_value;
-use crate::mcp::request_state::{Asked, question_digest};
+use crate::mcp::call::rounds::request_state::{Asked, question_digest};
 use crate::runtime::sandbox::{ClientError, ClientMethod, ClientRequests, Question};
 
 fn key() -> impl Strategy<Value = String> {

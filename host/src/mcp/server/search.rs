@@ -14,10 +14,10 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObjec
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::admission;
-use super::compose::for_the_model;
-use super::session::Session;
 use crate::access::Kind;
+use crate::mcp::call::checks::admission;
+use crate::mcp::call::compose::for_the_model;
+use crate::mcp::session::Session;
 use crate::runtime::CallError;
 
 /// The tool that searches.
@@ -181,7 +181,7 @@ impl Session {
         let lists = self.state.lists(&catalog)?;
         let listed = lists.tools.iter().find(|tool| tool.name == name.as_str());
         if listed.is_some_and(|tool| !for_the_model(tool.meta.as_ref())) || name == SEARCH_TOOL || name == CALL_TOOL {
-            return Err(super::errors::request_error(CallError::UnknownTool { name }));
+            return Err(crate::mcp::wire::errors::request_error(CallError::UnknownTool { name }));
         }
         request.name = name.into();
         request.arguments = Some(inner);

@@ -9,29 +9,18 @@
 //! span (`runtime/sandbox/call.rs`).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, GetPromptResponse, ReadResourceResponse};
-use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::audited::{self, AuditCall};
-use super::session::Session;
+use super::audited;
+use super::request::Call;
 use crate::access::Kind;
 use crate::audit::OnFailure;
-use crate::runtime::Catalog;
 use crate::telemetry::{outcome, trace};
-
-/// What a request names: its tool, prompt or resource, under the conventions' attribute.
-#[derive(Clone, Copy)]
-pub(crate) enum Target<'a> {
-    Tool(&'a str),
-    Prompt(&'a str),
-    Resource(&'a str),
-}
 
 /// How a successful response ended, for `mcpbox.outcome`.
 pub(crate) trait Outcome {
@@ -74,22 +63,17 @@ impl Outcome for ReadResourceResponse {
 
 impl Outcome for rmcp::model::CompleteResult {}
 
-impl Session {
-    /// Runs `work`, the handling of the `method` request naming `target`, in its span, and
-    /// records how it ended.
+impl Call {
+    /// Runs `work`, the handling of this request, in its span, and records how it ended.
     pub(crate) async fn traced<T: Outcome>(
         &self,
-        method: &'static str,
-        target: Target<'_>,
-        plugin: Option<&str>,
-        audit: Option<Arc<AuditCall>>,
-        context: &RequestContext<RoleServer>,
         work: impl Future<Output = Result<T, McpError>>,
     ) -> Result<T, McpError> {
-        let (Target::Tool(name) | Target::Prompt(name) | Target::Resource(name)) = target;
+        let (method, name, context, plugin) = (self.method, &*self.name, &self.context, self.plugin.as_deref());
         // The audit (its line's head made before the work, its effects recorded during it):
         // refused here if it cannot be written and calls must stop; the line written after.
-        if let Some(call) = &audit
+        let audit = self.audit.as_ref();
+        if let Some(call) = audit
             && !call.sink.admits()
             && !crate::switched_off!("audit.fails-closed")
         {
@@ -114,21 +98,21 @@ impl Session {
             "gen_ai.prompt.name" = Empty,
             "mcp.resource.uri" = Empty,
             "mcpbox.plugin" = plugin,
-            "mcpbox.principal" = self.principal(context).as_ref().map(|p| &*p.caller().subject),
+            "mcpbox.principal" = self.principal.as_ref().map(|p| &*p.caller().subject),
             "mcpbox.outcome" = Empty,
             "mcpbox.duration_ms" = Empty,
             "error.type" = Empty,
         );
-        match target {
-            Target::Tool(tool) => {
+        match self.kind {
+            Kind::Tool => {
                 span.record("gen_ai.operation.name", "execute_tool");
-                span.record("gen_ai.tool.name", tool);
+                span.record("gen_ai.tool.name", name);
             }
-            Target::Prompt(prompt) => {
-                span.record("gen_ai.prompt.name", prompt);
+            Kind::Prompt => {
+                span.record("gen_ai.prompt.name", name);
             }
-            Target::Resource(uri) => {
-                span.record("mcp.resource.uri", uri);
+            Kind::Resource => {
+                span.record("mcp.resource.uri", name);
             }
         }
         let meta = |key: &str| context.meta.get(key).and_then(serde_json::Value::as_str);
@@ -163,14 +147,4 @@ impl Session {
         }
         result
     }
-}
-
-/// The plugin that serves the `kind` `name` in `catalog`, if any.
-pub(crate) fn plugin_of(catalog: &Catalog, kind: Kind, name: &str) -> Option<Arc<str>> {
-    let index = match kind {
-        Kind::Tool => catalog.tool(name).map(|entry| entry.plugin),
-        Kind::Prompt => catalog.prompt(name).map(|entry| entry.plugin),
-        Kind::Resource => catalog.resource_owner(name),
-    }?;
-    catalog.plugins().get(index).map(|plugin| plugin.name.clone())
 }

@@ -5,6 +5,11 @@
 //! point at skills. What is served comes from `runtime::skills` (digests computed there);
 //! with `[auth]`, a skill or file is visible to a principal its entitlements name (by URI,
 //! as resources are).
+//!
+//! The rule of this room: skills are files served as they were read (from an operator's
+//! directories, or shipped by a plugin and read when it loaded); no plugin runs for them, so no
+//! call and its steps are taken (a room of one file, so that the folder names answer "where
+//! are skills?").
 
 use std::sync::Arc;
 
@@ -16,11 +21,11 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::admission::refused;
-use super::era::Era;
-use super::paging::page;
 use super::session::Session;
 use crate::access::{Item, Kind, Verdict};
+use crate::mcp::wire::era::Era;
+use crate::mcp::wire::errors::refused;
+use crate::mcp::wire::paging::page;
 use crate::runtime::engine::bindings::{resources, types};
 use crate::runtime::skills::{DIRECTORY_MIME_TYPE, Skill, SkillFile, SkillLibrary};
 
@@ -185,7 +190,7 @@ impl Session {
         let listed: Vec<Value> = children
             .iter()
             .map(|(uri, is_directory)| match library.file(uri) {
-                Some(file) if !is_directory => super::convert::resource(&file_resource(file), None)
+                Some(file) if !is_directory => crate::mcp::wire::convert::resource(&file_resource(file), None)
                     .and_then(|r| serde_json::to_value(r).map_err(|e| McpError::internal_error(e.to_string(), None))),
                 _ => Ok(json!({
                     "uri": uri,
@@ -224,7 +229,7 @@ impl Session {
         };
         let contents =
             types::ResourceContents { uri: uri.to_owned(), mime_type: Some(read.mime_type.to_owned()), body };
-        super::convert::read_result(&[contents])
+        crate::mcp::wire::convert::read_result(&[contents])
     }
 
     /// The skill files a `resources/list` adds, those the principal may see.

@@ -11,7 +11,7 @@ use rmcp::model::{CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskRe
 use super::wire;
 use crate::access::Principal;
 use crate::fleet::{Fleet, RedisTasks};
-use crate::mcp::client::fits_request;
+use crate::mcp::call::rounds::client::fits_request;
 use crate::runtime::tasks::{
     MemoryStore, TaskRecord, TaskSettings, TaskState, TaskStore, TaskStoreError, millis, now_ms,
 };

@@ -3,8 +3,8 @@
 //! (extensions/skills §Pointer from Server Instructions). Read fresh for every answer, so a
 //! skill added on disk shows up without a restart.
 
-use super::session::Session;
-use super::skills;
+use crate::mcp::session::Session;
+use crate::mcp::skills;
 use crate::runtime::catalog::DefinitionKind;
 
 /// The most characters of instructions sent: they go into every model context the client

@@ -10,7 +10,7 @@ use tokio::sync::{Mutex, Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::requests::Tasks;
-use crate::mcp::client::ReplayClient;
+use crate::mcp::call::rounds::client::ReplayClient;
 use crate::runtime::tasks::{TaskChange, TaskRecord, TaskStoreError, millis, now_ms};
 
 /// Where the call stands.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::shared::{Phase, Shared};
-use crate::mcp::client::{capability_name, client_question};
+use crate::mcp::call::rounds::client::{capability_name, client_question};
 use crate::runtime::sandbox::{BoxFuture, ClientError, ClientMethod, ClientRequests, Question};
 use crate::runtime::tasks::{TaskChange, TaskState};
 

@@ -33,8 +33,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::compose::Recorded;
-use super::era::Era;
+use crate::mcp::call::compose::Recorded;
+use crate::mcp::wire::era::Era;
 
 /// The largest `requestState` mcpbox hands out or accepts, in bytes (base64 text).
 pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024;

@@ -16,14 +16,12 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorCode, InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 
-use super::call::Stop;
-use super::era::Era;
-use super::request_state::Round;
-use super::session::Session;
-use crate::runtime::Catalog;
+use crate::mcp::call::Stop;
+use crate::mcp::call::request::Call;
+use crate::mcp::call::rounds::request_state::Round;
+use crate::mcp::session::Session;
 
 /// How long a 2026-07-28 retry that accepted the link waits for the account.
 const LINK_WAIT: Duration = Duration::from_secs(60);
@@ -34,29 +32,24 @@ fn question_key(client: &str) -> String {
 }
 
 impl Session {
-    /// The call step (`call/steps.rs`) that stops a call of tool `name` whose plugin needs an
+    /// The call step (`call/steps.rs`) that stops a `call` of a tool whose plugin needs an
     /// account the caller has not linked. `round` is the 2026-07-28 round of a client's call:
     /// without one (a tool's call), the link is named in a refusal instead of asked for.
-    pub(crate) async fn link_first(
-        &self,
-        context: &RequestContext<RoleServer>,
-        catalog: &Catalog,
-        name: &str,
-        round: Option<&mut Round>,
-    ) -> Result<(), Stop> {
+    pub(crate) async fn link_first(&self, call: &Call, round: Option<&mut Round>) -> Result<(), Stop> {
+        let (context, catalog, name) = (&call.context, &call.catalog, call.name.as_str());
         let (Some(vault), Some(plugin)) = (&self.state.vault, catalog.tool_plugin(name)) else { return Ok(()) };
         let clients = plugin.policy.linked_clients();
         if clients.is_empty() {
             return Ok(());
         }
-        let Some(principal) = self.principal(context) else {
+        let Some(principal) = call.principal.clone() else {
             let why = format!("`{name}` sends each caller's own token and needs a signed-in caller ([auth])");
             return Err(Stop::Error(McpError::invalid_request(why, None)));
         };
         let unavailable =
             |why: String| McpError::internal_error(format!("the token vault is unavailable: {why}"), None);
         let mut missing = vault.missing(&principal, &clients).await.map_err(unavailable)?;
-        let era = Era::of(context);
+        let era = call.era;
         if era.is_modern() {
             let accepted =
                 round.as_ref().is_some_and(|r| missing.iter().any(|c| r.answered(&question_key(c), "accept")));

@@ -1,9 +1,9 @@
 //! Each call's audit line (docs/audit.md), built here because only the protocol layer knows the
 //! call's principal, client, transport and outcome; the chain, the file and its failures are
 //! `audit/`'s. A request that runs a plugin (`tools/call`, `prompts/get`, `resources/read`)
-//! gets an [`EffectLog`] in its [`AuditCall`], carried in the request's extensions, which its
-//! scope hands the runtime (`scope.rs`, the task path in `tasks/call.rs`), and the person's approval questions (`approval.rs`) are
-//! recorded beside the guest's own. `observe.rs` writes the line when the request ends, before
+//! gets an [`EffectLog`] in its [`AuditCall`], held by its [`Call`](super::request::Call),
+//! which its scope hands the runtime (`scope.rs`, the task path in `tasks/call.rs`), and the
+//! person's approval questions (`checks/approval.rs`) are recorded beside the guest's own. `observe.rs` writes the line when the request ends, before
 //! its response is sent; a request that became a task gets a second line when the task ends.
 //!
 //! What a line never holds: a token or a secret (the principal is its issuer and subject; the
@@ -17,8 +17,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::session::Session;
 use crate::audit::{Arguments, AuditSink};
+use crate::mcp::session::Session;
+use crate::runtime::Catalog;
 use crate::runtime::effects::record::EffectLog;
 
 /// The audit of one request: where its line goes, its first fields, its effects.
@@ -26,18 +27,6 @@ pub(crate) struct AuditCall {
     pub(crate) sink: AuditSink,
     pub(crate) head: Map<String, Value>,
     pub(crate) log: Arc<EffectLog>,
-}
-
-/// The audit of the request `context` serves, if the audit keeps one: carried in the request's
-/// extensions (put there by the handler before the request's work is made), so that no wrapper
-/// future is needed (a request's future is large, and each layer moves it).
-pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<AuditCall>> {
-    context.extensions.get::<Arc<AuditCall>>().cloned()
-}
-
-/// The effect log of the request `context` serves, if the audit keeps one.
-pub(crate) fn effects(context: &RequestContext<RoleServer>) -> Option<Arc<EffectLog>> {
-    context.extensions.get::<Arc<AuditCall>>().map(|call| call.log.clone())
 }
 
 impl AuditCall {
@@ -72,22 +61,23 @@ pub(crate) fn unavailable(after_run: bool) -> McpError {
 }
 
 impl Session {
-    /// The first fields of `subject`'s line: who, through what, with which plugin.
+    /// The first fields of `subject`'s line: who, through what, with which plugin (of
+    /// `catalog`).
     pub(crate) fn audit_head(
         &self,
         sink: &AuditSink,
         subject: &Subject<'_>,
         context: &RequestContext<RoleServer>,
+        catalog: &Catalog,
     ) -> Map<String, Value> {
         let principal = self.principal(context).map(|p| {
             let caller = p.caller();
             json!({"issuer": caller.issuer, "subject": caller.subject})
         });
         let client = self.client_info(context);
-        let component = subject.plugin.and_then(|name| {
-            let catalog = self.state.catalog();
-            catalog.plugins().iter().find(|p| &*p.name == name).map(|p| p.digest.to_string())
-        });
+        let component = subject
+            .plugin
+            .and_then(|name| catalog.plugins().iter().find(|p| &*p.name == name).map(|p| p.digest.to_string()));
         let mut head = Map::new();
         head.insert("kind".into(), json!("call"));
         head.insert("method".into(), json!(subject.method));
@@ -117,35 +107,17 @@ impl Session {
 }
 
 impl Session {
-    /// The audit of `subject`'s request, when the audit is kept and the request has none yet:
-    /// its line's head made now, before the request's work.
+    /// The audit of `subject`'s request (served from `catalog`), when the audit is kept: its
+    /// line's head made now, before the request's work (`request.rs`, `Call::begin`).
     pub(crate) fn audit_call(
         &self,
         subject: &Subject<'_>,
         context: &RequestContext<RoleServer>,
+        catalog: &Catalog,
     ) -> Option<Arc<AuditCall>> {
         let sink = self.state.audit.as_ref()?;
-        if of(context).is_some() {
-            return None;
-        }
-        let head = self.audit_head(sink, subject, context);
+        let head = self.audit_head(sink, subject, context, catalog);
         Some(Arc::new(AuditCall { sink: sink.clone(), head, log: Arc::new(EffectLog::default()) }))
-    }
-
-    /// For a request that runs plugins outside a call (a resource listing, a completion): the
-    /// request's context with an audit in it, and the audit, whose line [`Session::if_effects`]
-    /// writes only if the plugins did something beyond their sandbox (every effect accounted
-    /// for, without a line per listing).
-    pub(crate) fn audit_quietly(
-        &self,
-        method: &'static str,
-        target: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Option<(RequestContext<RoleServer>, Arc<AuditCall>, std::time::Instant)> {
-        let call = self.audit_call(&Subject { method, target, plugin: None, arguments: None }, context)?;
-        let mut context = context.clone();
-        context.extensions.insert(call.clone());
-        Some((context, call, std::time::Instant::now()))
     }
 }
 

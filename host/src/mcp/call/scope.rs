@@ -13,17 +13,15 @@ use rmcp::service::{RequestContext, RoleServer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{PeerClient, ReplayClient};
-use super::compose::Recorded;
-use super::compose::{CalledTool, InnerCalls, Tree};
-use super::era::Era;
+use super::compose::{InnerCalls, Recorded, Tree};
 use super::events::forward_events;
-use super::request_state::{Asked, Round, StateKeys, question_digest};
-use super::roots::{self, FsView};
-use super::session::Session;
+use super::request::Call;
+use crate::mcp::call::rounds::client::{PeerClient, ReplayClient};
+use crate::mcp::call::rounds::request_state::{Asked, Round, StateKeys, question_digest};
+use crate::mcp::call::rounds::roots::{self, FsView};
+use crate::mcp::session::Session;
 use crate::runtime::CallScope;
 use crate::runtime::sandbox::ClientRequests;
-use crate::runtime::sandbox::MetaSink;
 
 /// An opened round of a 2026-07-28 request (see [`Session::open_round`]).
 pub(crate) struct OpenRound {
@@ -89,11 +87,11 @@ impl Session {
     /// `requestState`; a `requestState` that does not open is the JSON-RPC error.
     pub(crate) async fn with_scope<T, F: Future<Output = T>>(
         &self,
-        context: &RequestContext<RoleServer>,
+        request: &Call,
         round: Option<Round>,
         call: impl FnOnce(CallScope) -> F,
     ) -> Result<Result<T, InputRequiredResult>, McpError> {
-        let era = Era::of(context);
+        let (context, era) = (&request.context, request.era);
         let (view, client, opened) = if era.is_modern() {
             let opened = match self.open_round(context, round)? {
                 Ok(opened) => opened,
@@ -104,16 +102,13 @@ impl Session {
             let view = self.roots.view(&self.state.operator_grants).await;
             (view, Arc::new(PeerClient::new(context.peer.clone())) as Arc<dyn ClientRequests>, None)
         };
-        // The `_meta` the guest sets for its result, where the handler asked for it.
-        let meta = context.extensions.get::<Arc<MetaSink>>().cloned();
-        let mut scope = self.call_scope(context, view, client, context.ct.clone(), meta);
+        let mut scope = self.call_scope(request, view, client, context.ct.clone());
         // The other tools its guest may call (WIT 0.1.4), with what earlier rounds completed.
         let tree = Tree::new(opened.as_ref().map(|opened| opened.calls.clone()).unwrap_or_default());
-        let chain = context.extensions.get::<CalledTool>().map(|called| vec![called.0.clone()]).unwrap_or_default();
         let progress_token = context.meta.get_progress_token();
         let log_level = era.log_level(context, self.log_level());
         let with_tools = |mut scope: CallScope| {
-            let tools = InnerCalls::new(self.clone(), context.clone(), &scope, chain, tree.clone());
+            let tools = InnerCalls::new(self.clone(), request.clone(), &scope, tree.clone());
             scope.tools = Some(Arc::new(tools));
             scope
         };
@@ -136,20 +131,19 @@ impl Session {
         Ok(Ok(output))
     }
 
-    /// The scope of a call this request makes, as every kind of call starts it (a call that goes
-    /// on as a task too: `tasks/call.rs`): its directories `view`, its guest's questions going
-    /// to `client`, stopped by `cancel`, made for the request's principal with its linked
-    /// accounts, its effects recorded for the audit, the `_meta` its guest sets going to `meta`.
-    /// Its time limit, events and inner calls are the caller's to set.
+    /// The scope of `call`, as every kind of call starts it (a call that goes on as a task too:
+    /// `tasks/call.rs`): its directories `view`, its guest's questions going to `client`,
+    /// stopped by `cancel`, made for its principal with its linked accounts, its effects
+    /// recorded for the audit, the `_meta` its guest sets going to the call's. Its time limit,
+    /// events and inner calls are the caller's to set.
     pub(crate) fn call_scope(
         &self,
-        context: &RequestContext<RoleServer>,
+        call: &Call,
         view: FsView,
         client: Arc<dyn ClientRequests>,
         cancel: CancellationToken,
-        meta: Option<Arc<MetaSink>>,
     ) -> CallScope {
-        let principal = self.principal(context);
+        let principal = &call.principal;
         CallScope {
             grants: view.grants,
             client_roots: view.client_roots,
@@ -164,8 +158,8 @@ impl Session {
             principal_dir: principal.as_ref().map(|p| p.dir_name().clone()),
             caller: principal.as_ref().map(|p| p.caller().clone()),
             linked: self.state.linked(principal.as_ref()),
-            effects: super::audited::effects(context),
-            meta,
+            effects: call.effects(),
+            meta: call.meta.clone(),
             tools: None,
         }
     }

@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResponse, CreateTaskResult};
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 use tokio::sync::{Mutex, Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -25,18 +24,19 @@ use super::requests::Tasks;
 use super::shared::{Phase, Shared};
 use super::wire;
 use crate::mcp::call::call_outcome;
-use crate::mcp::compose::{InnerCalls, Tree};
-use crate::mcp::era::{Dialect, Era};
-use crate::mcp::errors::tool_failure;
-use crate::mcp::request_state::Round;
-use crate::mcp::scope::OpenRound;
+use crate::mcp::call::compose::{InnerCalls, Tree};
+use crate::mcp::call::request::Call;
+use crate::mcp::call::rounds::request_state::Round;
+use crate::mcp::call::scope::OpenRound;
 use crate::mcp::session::Session;
+use crate::mcp::wire::era::Dialect;
+use crate::mcp::wire::errors::tool_failure;
 use crate::runtime::engine::bindings::tools::CallResult;
 use crate::runtime::grants::plugin_config::ToolTasks;
 use crate::runtime::sandbox::budget::OutputHold;
 use crate::runtime::sandbox::{GuestEvent, MetaSink};
 use crate::runtime::tasks::{TaskChange, TaskState, TaskStoreError};
-use crate::runtime::{CallError, CallScope, Catalog};
+use crate::runtime::{CallError, CallScope};
 
 /// Stops an ordinary call whose request went away (the client disconnected or cancelled);
 /// a detached call goes on.
@@ -63,13 +63,9 @@ pub(crate) struct TaskTool {
 /// The task `name`'s call goes on as (extensions/tasks §Capability Negotiation), if any: where
 /// the operator lets the tool be one and the request declared the extension (legacy sessions
 /// never can). A tool that must be one is refused to a request that did not declare it.
-pub(crate) fn task_for(
-    context: &RequestContext<RoleServer>,
-    catalog: &Catalog,
-    name: &str,
-) -> Result<Option<TaskTool>, McpError> {
-    let Some((policy, plugin)) = catalog.task_policy(name) else { return Ok(None) };
-    if Era::of(context).is_modern() && super::requests::declared(context.meta.client_capabilities().as_ref()) {
+pub(crate) fn task_for(call: &Call) -> Result<Option<TaskTool>, McpError> {
+    let Some((policy, plugin)) = call.catalog.task_policy(&call.name) else { return Ok(None) };
+    if call.era.is_modern() && super::requests::declared(call.context.meta.client_capabilities().as_ref()) {
         return Ok(Some(TaskTool { policy, time_limit: plugin.limits.timeout, plugin: plugin.name.clone() }));
     }
     if policy.required && !crate::switched_off!("tasks.required-refused") {
@@ -86,21 +82,21 @@ impl Session {
     /// declared the extension.
     pub(crate) async fn call_tool_as_task(
         &self,
-        name: String,
+        call: &Call,
         arguments: String,
         round: Option<Round>,
         tool: TaskTool,
-        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let TaskTool { policy, time_limit: plugin_timeout, plugin } = tool;
-        let open: OpenRound = match self.open_round(&context, round)? {
+        let name = call.name.clone();
+        let open: OpenRound = match self.open_round(&call.context, round)? {
             Ok(open) => open,
             Err(questions) => return Ok(CallToolResponse::InputRequired(questions)),
         };
         let tasks = self.state.tasks.clone();
         let (created, mut created_seen) = watch::channel(None);
         let shared = Arc::new(Shared {
-            principal: Tasks::principal(self.principal(&context).as_deref()),
+            principal: Tasks::principal(call.principal.as_deref()),
             tasks: tasks.clone(),
             phase: Mutex::new(Phase::Sync),
             created,
@@ -118,21 +114,22 @@ impl Session {
             // Too many tasks held: the call is refused rather than run past its time limit.
             return Err(McpError::internal_error(format!("cannot start a task for `{name}`: {refused}"), None));
         }
-        let meta = Arc::new(MetaSink::default());
+        let meta = call.meta.clone().unwrap_or_default();
         let tree = Tree::new(open.calls.clone());
         // Stopped by the task's own cancellation, under the task deadline; the `_meta` the guest
         // sets goes with the result, stored in the task or returned.
         let client = Arc::new(TaskClient(shared.clone()));
-        let mut scope = self.call_scope(&context, open.view.clone(), client, shared.cancel.clone(), Some(meta.clone()));
+        let mut scope = self.call_scope(call, open.view.clone(), client, shared.cancel.clone());
         scope.timeout = Some(tasks.settings.deadline);
         // Its guest's calls of other tools (WIT 0.1.4): their questions wait like its own.
-        let inner = InnerCalls::new(self.clone(), context.clone(), &scope, vec![name.clone()], tree.clone());
+        let inner = InnerCalls::new(self.clone(), call.clone(), &scope, tree.clone());
         scope.tools = Some(Arc::new(inner));
         let (finished_send, mut finished) = oneshot::channel::<Finished>();
-        let dialect = Era::of(&context).dialect();
-        let audit = crate::mcp::audited::of(&context);
+        let dialect = call.era.dialect();
+        let audit = call.audit.clone();
+        // Run on the catalog whose steps let it through, even if a reload swapped another in.
         let run = run(
-            self.state.catalog(),
+            call.catalog.clone(),
             name.clone(),
             arguments,
             scope,

@@ -1,11 +1,13 @@
 //! How a failed call reaches the client, in one place. A tool's failure is the model's to see
 //! (a result with `isError`), except what the client itself got wrong (an unknown tool, a
-//! missing capability); everything else fails the request with a JSON-RPC error.
+//! missing capability); everything else fails the request with a JSON-RPC error. The refusals
+//! of admission (a scope the token lacks, a limit reached) are JSON-RPC errors of their own.
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, ErrorCode};
 use serde_json::json;
 
+use crate::access::{self, Item, LimitRefusal};
 use crate::runtime::CallError;
 
 /// MCP's MissingRequiredClientCapability error (-32021) for `capability`.
@@ -48,4 +50,29 @@ pub(crate) fn tool_failure(tool: &str, error: CallError) -> Result<CallToolResul
             Ok(CallToolResult::error(vec![ContentBlock::text(error.to_string())]))
         }
     }
+}
+
+/// The JSON-RPC error of a request the principal's token does not allow (an
+/// implementation-defined server error, JSON-RPC 2.0 §5.1); `data` carries RFC 6750's words.
+pub(crate) const INSUFFICIENT_SCOPE: ErrorCode = ErrorCode(-32003);
+/// The JSON-RPC error of a call over the principal's limits.
+pub(crate) const OVER_LIMIT: ErrorCode = ErrorCode(-32004);
+
+/// The JSON-RPC error of a refused request, naming what and the scope that would allow it.
+pub(crate) fn refused(item: Item<'_>, scope: Option<&str>) -> McpError {
+    let message = access::refusal_description(item, scope);
+    McpError::new(INSUFFICIENT_SCOPE, message, Some(json!({ "error": "insufficient_scope", "scope": scope })))
+}
+
+/// The JSON-RPC error of a call over a limit.
+pub(crate) fn over_limit(refusal: &LimitRefusal) -> McpError {
+    let which = match refusal {
+        LimitRefusal::Concurrency { .. } => "concurrent_calls",
+        LimitRefusal::Rate { .. } => "calls_per_minute",
+    };
+    McpError::new(
+        OVER_LIMIT,
+        refusal.to_string(),
+        Some(json!({ "limit": which, "retryAfterSeconds": refusal.retry_after_seconds() })),
+    )
 }

@@ -10,13 +10,14 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::admission;
-use super::convert;
-use super::era::Era;
-use super::errors::request_error;
-use super::paging::page;
-use super::session::Session;
 use crate::access::{Item, Kind, Verdict};
+use crate::mcp::call::checks::admission;
+use crate::mcp::call::request::Call;
+use crate::mcp::session::Session;
+use crate::mcp::wire::convert;
+use crate::mcp::wire::era::Era;
+use crate::mcp::wire::errors::request_error;
+use crate::mcp::wire::paging::page;
 
 /// List results of static things (tools, prompts, templates) may be cached this long by
 /// 2026-07-28 clients (caching, SEP-2549); resources depend on the caller's roots.
@@ -97,15 +98,13 @@ impl Session {
         request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        // The plugins the filter names by index are those of the catalog that listed.
-        let catalog = self.state.catalog();
-        let listing = catalog.clone();
-        let audited = self.audit_quietly("resources/list", "", context);
-        let scoped = audited.as_ref().map_or(context, |(context, _, _)| context);
-        let listed = self.with_scope(scoped, None, |scope| async move { listing.list_resources(&scope).await }).await;
-        if let Some((_, call, started)) = &audited {
-            call.if_effects(*started).await;
-        }
+        // The plugins the filter names by index are those of the catalog that listed (the
+        // request's, taken once).
+        let call = Call::quiet(self, context, "resources/list", (Kind::Resource, ""));
+        let catalog = call.catalog.clone();
+        let listing = &catalog;
+        let listed = self.with_scope(&call, None, |scope| async move { listing.list_resources(&scope).await }).await;
+        call.end_quietly().await;
         let listed = listed?.map_err(|_| McpError::internal_error("resources/list cannot ask the client", None))?;
         let mut all: Vec<_> = listed.map_err(request_error)?;
         if let Some((principal, access)) = self.list_filter(context) {
@@ -119,7 +118,7 @@ impl Session {
         let mut all: Vec<_> = all
             .into_iter()
             .map(|(index, r)| (Some(index), r))
-            .filter(|(_, r)| !r.uri.starts_with(super::skills::SKILL_SCHEME))
+            .filter(|(_, r)| !r.uri.starts_with(crate::mcp::skills::SKILL_SCHEME))
             .collect();
         all.extend(self.listed_skill_files(context).into_iter().map(|r| (None, r)));
         all.sort_by(|a, b| a.1.uri.cmp(&b.1.uri));

@@ -29,13 +29,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::approved::{ApprovedTool, PRINCIPAL_SESSION, remember};
-use super::call::{Caller, Stop};
-use super::client::client_question;
-use super::era::Era;
-use super::request_state::{Approval, Round};
-use super::session::Session;
+use crate::mcp::call::request::Call;
+use crate::mcp::call::rounds::client::client_question;
+use crate::mcp::call::rounds::request_state::{Approval, Round};
+use crate::mcp::call::{Caller, Stop};
+use crate::mcp::session::Session;
+use crate::mcp::wire::era::Era;
 use crate::readable::readable;
-use crate::runtime::Catalog;
 use crate::runtime::plugin::Plugin;
 use crate::runtime::sandbox::ClientMethod;
 
@@ -50,26 +50,24 @@ enum Choice {
 }
 
 impl Session {
-    /// The call step (`call/steps.rs`) that lets `caller`'s call of tool `name` of `catalog` run
-    /// only with the person's yes, where its plugin's `approve` covers it: `Ok` with the id of
-    /// the answer that approved it (to use up once it ran), if one did. `arguments` are the
-    /// call's as canonical JSON text.
+    /// The call step (`call/steps.rs`) that lets `caller`'s `call` of a tool run only with the
+    /// person's yes, where its plugin's `approve` covers it: `Ok` with the id of the answer that
+    /// approved it (to use up once it ran), if one did. `arguments` are the call's as canonical
+    /// JSON text.
     pub(crate) async fn approval(
         &self,
         caller: Caller,
-        context: &RequestContext<RoleServer>,
-        catalog: &Catalog,
-        name: &str,
+        call: &Call,
         arguments: &str,
         round: Option<&mut Round>,
     ) -> Result<Option<String>, Stop> {
+        let (context, catalog, name, era) = (&call.context, &call.catalog, call.name.as_str(), call.era);
         let Some(entry) = catalog.tool(name) else { return Ok(None) };
         let Some(plugin) = catalog.plugins().get(entry.plugin) else { return Ok(None) };
         let local = &entry.item.descriptor.name;
         if !plugin.approve.needs(local) || crate::switched_off!("approvals.gate") {
             return Ok(None);
         }
-        let era = Era::of(context);
         if caller == Caller::Tool && era.is_modern() {
             // A 2026-07-28 round has no place for the host's own question inside another call.
             let why = format!(
@@ -79,7 +77,7 @@ impl Session {
         }
         let tool =
             ApprovedTool { plugin: plugin.name.to_string(), tool: local.clone(), fingerprint: plugin.fingerprint };
-        let principal = self.principal(context).map(|p| p.key().to_owned());
+        let principal = call.principal.as_ref().map(|p| p.key().to_owned());
         // A session: a legacy session, a connection (stdio, WebSocket), or a signed-in principal.
         let has_session = !era.is_modern() || self.connection || principal.is_some();
         if self.approved_for_session(&tool, era, principal.as_deref()) {
@@ -91,7 +89,7 @@ impl Session {
         };
         if !capabilities.as_ref().is_some_and(asks_forms) {
             let why = "the client cannot ask its user (it declares no form elicitation)";
-            let _ = noted::<()>(context, Err(why.to_owned()));
+            let _ = noted::<()>(call, Err(why.to_owned()));
             return Err(Stop::Refused(refused(name, why)));
         }
         let version = context.protocol_version().map(|v| v.as_str().to_owned()).unwrap_or_default();
@@ -103,7 +101,7 @@ impl Session {
         };
         if !era.is_modern() {
             let answer = self.ask_peer(context, params).await;
-            return match noted(context, answer.and_then(|answer| choice(&answer, has_session))) {
+            return match noted(call, answer.and_then(|answer| choice(&answer, has_session))) {
                 Ok(choice) => {
                     remember(choice);
                     Ok(None)
@@ -126,7 +124,7 @@ impl Session {
             }
             Some(Approval::Asked { id }) if !approvals.used(&id) => {
                 if let Some(answer) = round.new_answer(QUESTION_KEY) {
-                    return match noted(context, choice(answer, has_session)) {
+                    return match noted(call, choice(answer, has_session)) {
                         Ok(choice) => {
                             remember(choice);
                             round.approval = Some(Approval::Granted { id: id.clone() });
@@ -146,7 +144,7 @@ impl Session {
             InputRequiredResult::from_input_requests(InputRequests::from([(QUESTION_KEY.to_owned(), request)]));
         questions.request_state =
             Some(self.state.state_keys.seal(round, &InputResponses::new(), &Default::default(), None, &[])?);
-        let _ = noted::<()>(context, Err("pending: returned to the client".to_owned()));
+        let _ = noted::<()>(call, Err("pending: returned to the client".to_owned()));
         Err(Stop::Ask(questions))
     }
 
@@ -291,8 +289,8 @@ fn refused(tool: &str, why: &str) -> CallToolResult {
 }
 
 /// Records the person's answer in the call's audit line, if the audit keeps one.
-fn noted<T: std::fmt::Debug>(context: &RequestContext<RoleServer>, answer: Result<T, String>) -> Result<T, String> {
-    if let Some(log) = super::audited::effects(context) {
+fn noted<T: std::fmt::Debug>(call: &Call, answer: Result<T, String>) -> Result<T, String> {
+    if let Some(log) = call.effects() {
         let outcome = match &answer {
             Ok(choice) => format!("allowed: {choice:?}").to_lowercase(),
             Err(why) if why.starts_with("pending") => why.clone(),

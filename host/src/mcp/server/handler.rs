@@ -22,17 +22,16 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
-use super::audited::Subject;
-use super::convert;
-use super::errors::request_error;
 use super::notify::{Notifier, pump};
-use super::observe::{self, Target};
 use super::search;
-use super::session::Session;
-use super::skills;
 use crate::access::Kind;
+use crate::mcp::call::request::Call;
+use crate::mcp::session::Session;
+use crate::mcp::skills;
+use crate::mcp::wire::convert;
+use crate::mcp::wire::errors::request_error;
 
-use super::tasks;
+use crate::mcp::call::tasks;
 use crate::runtime::CompletionTarget;
 
 impl ServerHandler for Session {
@@ -82,7 +81,7 @@ impl ServerHandler for Session {
     async fn call_tool(
         &self,
         mut request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // Tool search: a search answers here; `call_tool` becomes the call of the tool it names.
         if self.state.tool_search {
@@ -92,19 +91,9 @@ impl ServerHandler for Session {
                 _ => {}
             }
         }
-        let name = request.name.to_string();
-        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Tool, &name);
-        let audit = self.state.audit.as_ref().and_then(|_| {
-            let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-            let subject =
-                Subject { method: "tools/call", target: &name, plugin: plugin.as_deref(), arguments: Some(&arguments) };
-            self.audit_call(&subject, &context)
-        });
-        if let Some(audit) = &audit {
-            context.extensions.insert(audit.clone());
-        }
-        let work = self.run_tool(request, context.clone());
-        self.traced("tools/call", Target::Tool(&name), plugin.as_deref(), audit, &context, work).await
+        let arguments = self.state.audit.as_ref().map(|_| Value::Object(request.arguments.clone().unwrap_or_default()));
+        let call = Call::begin(self, context, "tools/call", (Kind::Tool, request.name.as_ref()), arguments.as_ref());
+        call.traced(self.run_tool(&call, request)).await
     }
 
     /// `tasks/get` (extensions/tasks §Task Polling); rmcp checks the request declared the
@@ -178,17 +167,10 @@ impl ServerHandler for Session {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let uri = request.uri.clone();
-        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Resource, &uri);
-        let subject = Subject { method: "resources/read", target: &uri, plugin: plugin.as_deref(), arguments: None };
-        let audit = self.audit_call(&subject, &context);
-        if let Some(audit) = &audit {
-            context.extensions.insert(audit.clone());
-        }
-        let work = self.run_read(request, context.clone());
-        self.traced("resources/read", Target::Resource(&uri), plugin.as_deref(), audit, &context, work).await
+        let call = Call::begin(self, context, "resources/read", (Kind::Resource, &request.uri), None);
+        call.traced(self.run_read(&call, request)).await
     }
 
     async fn list_prompts(
@@ -202,25 +184,11 @@ impl ServerHandler for Session {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let name = request.name.clone();
-        let plugin = observe::plugin_of(&self.state.catalog(), Kind::Prompt, &name);
-        let audit = self.state.audit.as_ref().and_then(|_| {
-            let arguments = serde_json::to_value(&request.arguments).unwrap_or_default();
-            let subject = Subject {
-                method: "prompts/get",
-                target: &name,
-                plugin: plugin.as_deref(),
-                arguments: Some(&arguments),
-            };
-            self.audit_call(&subject, &context)
-        });
-        if let Some(audit) = &audit {
-            context.extensions.insert(audit.clone());
-        }
-        let work = self.run_prompt(request, context.clone());
-        self.traced("prompts/get", Target::Prompt(&name), plugin.as_deref(), audit, &context, work).await
+        let arguments = self.state.audit.as_ref().map(|_| serde_json::to_value(&request.arguments).unwrap_or_default());
+        let call = Call::begin(self, context, "prompts/get", (Kind::Prompt, request.name.as_ref()), arguments.as_ref());
+        call.traced(self.run_prompt(&call, request)).await
     }
 
     async fn complete(
@@ -233,21 +201,21 @@ impl ServerHandler for Session {
             Reference::Resource(r) => (CompletionTarget::ResourceTemplate(r.uri.clone()), Kind::Resource, &r.uri),
             _ => return Err(McpError::invalid_params("unsupported completion reference type", None)),
         };
-        // One catalog for the whole request: admitted and completed by the same plugins.
-        let catalog = self.state.catalog();
-        let _pass = self.admit(&context, &catalog, kind, name).await?;
+        // One catalog for the whole request (the call's): admitted and completed by the same
+        // plugins.
+        let call = Call::quiet(self, &context, "completion/complete", (kind, name));
+        // Admission's own listing, where it needs one, keeps a quiet line of its own, written
+        // whatever the verdict; the completion's is for what completing did.
+        let _pass = self.admit(&Call { audit: None, ..call.clone() }).await?;
         let context_arguments = request.context.and_then(|c| c.arguments).map(|a| a.into_iter().collect());
         let argument = (request.argument.name, request.argument.value);
-        let audited = self.audit_quietly("completion/complete", name, &context);
-        let scoped = audited.as_ref().map_or(&context, |(context, _, _)| context);
+        let catalog = &call.catalog;
         let completed = self
-            .with_scope(scoped, None, |scope| {
+            .with_scope(&call, None, |scope| {
                 catalog.complete(target, argument, context_arguments.unwrap_or_default(), scope)
             })
             .await;
-        if let Some((_, call, started)) = &audited {
-            call.if_effects(*started).await;
-        }
+        call.end_quietly().await;
         let completed =
             completed?.map_err(|_| McpError::internal_error("completion/complete cannot ask the client", None))?;
         convert::completion_result(&completed.map_err(request_error)?)
