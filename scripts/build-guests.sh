@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every guest (bundled plugins, test fixtures, examples) in release, then copies the
+# Builds every guest (bundled plugins, test fixtures, examples) in release (for the test suite,
+# its `suite` profile: release without LTO), then copies the
 # bundled plugins and their config (plugins/mcpbox.toml) to target/plugins/, the test fixtures
 # to target/test-plugins/, and the set the whole-server tests serve (the fixtures `fs` and
 # `conformance`, with `textstats`) to target/test-set/. For the test suite
@@ -10,8 +11,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup-wasm-toolchain.sh"
-"$root/scripts/cargo-wasip2" build --release --quiet --manifest-path "$root/plugins/Cargo.toml" --workspace
-out="$root/plugins/target/wasm32-wasip2/release"
+# The test suite's guests are the release build without LTO (plugins/Cargo.toml, `suite`).
+profile=release
+[ "${MCPBOX_TEST_FAILPOINTS:-}" = 1 ] && profile=suite
+"$root/scripts/cargo-wasip2" build --profile "$profile" --quiet --manifest-path "$root/plugins/Cargo.toml" --workspace
+out="$root/plugins/target/wasm32-wasip2/$profile"
 # put FILE DIR [NAME]: copies FILE into DIR (as NAME) only if it changed, through a rename, so
 # that an mcpbox of a test process running beside this one never reads a half-copied file.
 put() {

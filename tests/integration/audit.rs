@@ -258,7 +258,7 @@ fn calls_are_refused_while_the_audit_cannot_be_written_and_go_on_after() {
     assert!(refused["error"]["message"].as_str().unwrap().contains("refuses calls"), "{refused}");
     assert!(!data.join("three").exists(), "a refused call did not run");
     assert_eq!(std::fs::metadata(&audit).unwrap().len(), size, "no partial line was left");
-    assert!(server.stderr().contains("cannot write the audit"), "{}", server.stderr());
+    assert!(server.wait_for_log("cannot write the audit", LOGGED), "{}", server.stderr());
     // Writable again: an outage line, then calls run.
     limit("unlimited:unlimited");
     // (The host logs it once calls are admitted again; the outage line is in the file before.)

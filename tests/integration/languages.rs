@@ -350,7 +350,7 @@ fn the_python_helper_module_maps_nested_types_content_and_host_services() {
     assert!(held <= 1 << 20, "at most the budget was written: {held}");
     assert_eq!(text(&big), format!("error EIO; the file holds {held} bytes"), "{big}");
     assert_eq!(std::fs::metadata(dir.path().join("small")).unwrap().len(), 1000, "earlier data intact");
-    assert!(server.stderr().contains("refused a write"), "{}", server.stderr());
+    assert!(server.wait_for_log("refused a write", LOGGED), "{}", server.stderr());
     assert_helper_rounds(&wasm, "helper_py");
     assert_helper_calls(&wasm, "helper_py");
 }

@@ -290,7 +290,10 @@ async fn the_span_the_log_line_and_the_metric_agree_on_a_host_failure() {
     for (tool, arguments, _) in &calls {
         assert_eq!(call_tool(&mut server, &format!("chaos.{tool}"), arguments.clone())["isError"], true, "{tool}");
     }
-    assert!(server.wait_for_log("\"gen_ai.tool.name\":\"chaos.echo\"", LOGGED), "{}", server.stderr());
+    // Each request's end is a line of its own, written before its response, read from the
+    // pipe after it: the last call's tool named in its failure's warning is not yet its end.
+    let ended = |log: &str| log.matches("\"message\":\"request finished\"").count() >= calls.len();
+    assert!(server.wait_for_log_where(LOGGED, ended), "{}", server.stderr());
     let log = server.stderr();
     let metrics = http_client().get(&url).send().await.unwrap().text().await.unwrap();
     for (tool, _, outcome) in calls {

@@ -61,7 +61,7 @@ fn a_changed_description_is_withheld_until_the_operator_accepts_it() {
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     assert!(server.wait_for_log("withheld until accepted (`mcpbox accept echo`)", WAIT), "{}", server.stderr());
     let diff = "  - description: \"Returns its text\"\n  + description: \"Returns its TEXT\"";
-    assert!(server.stderr().contains(diff), "{}", server.stderr());
+    assert!(server.wait_for_log(diff, LOGGED), "{}", server.stderr());
 
     // `check` shows the diff and fails until it is accepted.
     let checked = mcpbox("check").args(config.args()).output().unwrap();

@@ -93,7 +93,7 @@ fn add_then_update_moves_the_lock_and_a_running_server_follows_it() {
     assert!(accepted.contains("accepted tool `greet`"), "{accepted}");
     let names = wait_for_tools(&mut server, |names| names.iter().any(|n| n == "echo.greet"));
     assert!(names.iter().any(|n| n == "echo.greet") && !names.iter().any(|n| n == "echo.echo"), "{names:?}");
-    assert!(server.stderr().contains("plugin added"), "{}", server.stderr());
+    assert!(server.wait_for_log("plugin added", LOGGED), "{}", server.stderr());
     drop(server);
 
     let again = work.ok(&["update"]);

@@ -148,6 +148,19 @@ impl Server {
         false
     }
 
+    /// Waits until the server's log, whole, satisfies `holds` (a count of lines, two fields of
+    /// one line): what a single needle cannot say.
+    pub fn wait_for_log_where(&self, within: Duration, holds: impl Fn(&str) -> bool) -> bool {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            if holds(&self.stderr()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is closed");
         stdin.write_all(bytes).unwrap();
