@@ -182,14 +182,20 @@ fn every_failpoint_of_the_table_is_in_the_source_and_every_protection_row_is_pro
         }
     }
 
-    // Guarding tests: each integration test exists in this binary (the library's are checked
-    // by scripts/check-protections.py, which lists both).
+    // Guarding tests: each integration test exists in this binary; each of the library's
+    // (`lib:a::b::tests::name`) is a `fn name(` in its module's file, `host/src/a/b.rs` or
+    // `a/b/mod.rs` (scripts/check-protections.py lists the library's binary too, but only at the
+    // end of a run: a module moved must fail here, with the suite).
     let listed = Command::new(std::env::current_exe().unwrap()).args(["--list", "--format", "terse"]).output().unwrap();
     let listed = String::from_utf8(listed.stdout).unwrap();
     let tests: BTreeSet<&str> = listed.lines().filter_map(|line| line.strip_suffix(": test")).collect();
     for protection in &table.protection {
-        for test in protection.tests.iter().filter(|test| !test.starts_with("lib:")) {
-            if !tests.contains(test.as_str()) {
+        for test in &protection.tests {
+            let found = match test.strip_prefix("lib:") {
+                Some(test) => in_library(&root, test),
+                None => tests.contains(test.as_str()),
+            };
+            if !found {
                 problems.push(format!("`{}`: no test `{test}`", protection.name));
             }
         }
@@ -201,6 +207,17 @@ fn every_failpoint_of_the_table_is_in_the_source_and_every_protection_row_is_pro
     );
 }
 
+/// Whether the library's unit test `a::b::tests::name` is a `fn name(` in `host/src/a/b.rs` or
+/// `a/b/mod.rs` under `root`.
+fn in_library(root: &Path, test: &str) -> bool {
+    let (module, name) = test.rsplit_once("::").unwrap_or(("", test));
+    let module = module.strip_suffix("::tests").unwrap_or(module).replace("::", "/");
+    [format!("host/src/{module}.rs"), format!("host/src/{module}/mod.rs")]
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(root.join(file)).ok())
+        .any(|source| source.contains(&format!("fn {name}(")))
+}
+
 #[test]
 fn the_check_finds_failpoints_and_rows() {
     let dir = temp_dir();
@@ -210,6 +227,15 @@ fn the_check_finds_failpoints_and_rows() {
     )
     .unwrap();
     assert_eq!(failpoints_in(dir.path()).into_keys().collect::<Vec<_>>(), ["a.b", "c.d"]);
+    // A library test is found where its module lives, and not at a path its module left (the
+    // move that stopped a run in its protections, 2026-11-29).
+    let root = repo_root();
+    assert!(in_library(
+        &root,
+        "mcp::call::checks::shown_arguments::tests::what_a_call_touches_is_shown_first_and_whole"
+    ));
+    assert!(!in_library(&root, "mcp::shown_arguments::tests::what_a_call_touches_is_shown_first_and_whole"));
+    assert!(!in_library(&root, "mcp::call::checks::shown_arguments::tests::no_such_test"));
     let (trusted, protections) = security_rows();
     assert!(trusted.iter().any(|row| row == "registries"), "{trusted:?}");
     assert!(protections.iter().any(|row| row == "wasm stack limit"), "{protections:?}");
